@@ -1,0 +1,34 @@
+# Per-ISA compile flags, set per source file: an ISA's kernels are compiled with exactly its flags and
+# nothing else is (no -march=native in the library).
+set(TRUENO_FLAGS_sse2 -msse2)
+set(TRUENO_FLAGS_avx -mavx)
+set(TRUENO_FLAGS_avx2 -mavx2 -mfma -mf16c)
+set(TRUENO_FLAGS_avx512 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma -mf16c
+    -Wno-maybe-uninitialized -Wno-uninitialized)  # GCC 12 false positives inside avx512fintrin.h
+set(TRUENO_FLAGS_neon "")
+# The scalar reference stays scalar: no auto-vectorization.
+set(TRUENO_FLAGS_ref -fno-tree-vectorize)
+
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+  set(TRUENO_CPU_ISAS sse2 avx avx2 avx512)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  set(TRUENO_CPU_ISAS neon)
+else()
+  set(TRUENO_CPU_ISAS)
+endif()
+
+# trueno_kernel_family(<out-var> <family>): the family's scalar reference + one file per compiled ISA,
+# each with its flags.
+function(trueno_kernel_family out family)
+  set(dir ${PROJECT_SOURCE_DIR}/src/cpu/kernels/${family})
+  set(files ${dir}/${family}_ref.cpp)
+  set_source_files_properties(${dir}/${family}_ref.cpp PROPERTIES COMPILE_OPTIONS "${TRUENO_FLAGS_ref}")
+  foreach(isa IN LISTS TRUENO_CPU_ISAS)
+    set(f ${dir}/${family}_${isa}.cpp)
+    list(APPEND files ${f})
+    set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS "${TRUENO_FLAGS_${isa}}")
+  endforeach()
+  set(${out} ${${out}} ${files} PARENT_SCOPE)
+endfunction()
+
+set(TRUENO_KERNEL_FAMILIES elementwise reduce normalize convert gemm)

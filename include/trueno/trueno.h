@@ -1,0 +1,9 @@
+// trueno: multi-backend f32 compute. Include this for the whole public API.
+#pragma once
+#include "trueno/backend.h"
+#include "trueno/error.h"
+#include "trueno/log.h"
+#include "trueno/matrix.h"
+#include "trueno/ops.h"
+#include "trueno/threads.h"
+#include "trueno/vector.h"

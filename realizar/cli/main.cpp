@@ -1,0 +1,31 @@
+// realizar: the command-line program. Bad usage prints usage and exits 2; runtime errors exit 1.
+#include <cstdio>
+#include <functional>
+#include <vector>
+
+#include "commands.h"
+#include "realizar/version.h"
+#include "trueno/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"realizar: LLM inference on trueno"};
+  app.set_version_flag("--version", std::string(realizar::version()));
+  app.require_subcommand(1);
+  std::vector<std::function<int()>> commands = {realizar::cli::add_backends_command(app)};
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    const int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    for (auto& run : commands) {
+      const int rc = run();
+      if (rc >= 0) return rc;
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "realizar: error: %s\n", e.what());
+    return 1;
+  }
+  return 2;
+}

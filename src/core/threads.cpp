@@ -1,0 +1,221 @@
+// The persistent thread pool behind trueno::parallel_for and every multithreaded kernel.
+// Why a pool and not OpenMP: docs/THREADS.md.
+#include "trueno/threads.h"
+
+#include <sched.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <exception>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "core/parallel.h"
+#include "core/strings.h"
+#include "trueno/error.h"
+
+namespace trueno {
+namespace {
+
+thread_local bool t_in_task = false;
+
+int affinity_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc ? static_cast<int>(hc) : 1;
+}
+
+int env_threads() {
+  const char* s = std::getenv("TRUENO_THREADS");
+  if (s == nullptr || *s == '\0') return 0;
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  if (*end != '\0' || v < 1 || v > 4096)
+    throw InvalidArgument(strcat("TRUENO_THREADS='", s, "': expected an integer from 1 to 4096"));
+  return static_cast<int>(v);
+}
+
+class Pool {
+ public:
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    for (auto& t : workers_) t.join();
+  }
+
+  void run(std::size_t n, detail::TaskFn fn, void* ctx, int threads) {
+    const std::size_t t = std::min<std::size_t>(n, static_cast<std::size_t>(threads));
+    if (t <= 1 || t_in_task) {
+      const bool was = t_in_task;
+      t_in_task = true;
+      for (std::size_t i = 0; i < n; ++i) fn(ctx, i);
+      t_in_task = was;
+      return;
+    }
+    std::lock_guard<std::mutex> serial(run_mu_);  // one parallel region at a time
+    grow(static_cast<int>(t) - 1);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = {n, fn, ctx, t};
+      pending_ = static_cast<int>(t) - 1;
+      ++generation_;
+    }
+    wake_.notify_all();
+    t_in_task = true;
+    for (std::size_t i = 0; i < n; i += t) fn(ctx, i);
+    t_in_task = false;
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [&] { return pending_ == 0; });
+  }
+
+ private:
+  struct Job {
+    std::size_t n = 0;
+    detail::TaskFn fn = nullptr;
+    void* ctx = nullptr;
+    std::size_t threads = 0;
+  };
+
+  void grow(int workers) {
+    while (static_cast<int>(workers_.size()) < workers) {
+      const std::size_t id = workers_.size() + 1;
+      workers_.emplace_back([this, id] { loop(id); });
+    }
+  }
+
+  void loop(std::size_t id) {
+    t_in_task = true;
+    std::uint64_t seen = 0;
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+        if (stop_) return;
+        seen = generation_;
+        job = job_;
+      }
+      if (id >= job.threads) continue;
+      for (std::size_t i = id; i < job.n; i += job.threads) job.fn(job.ctx, i);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (--pending_ == 0) done_.notify_one();
+      }
+    }
+  }
+
+  std::mutex run_mu_, mu_;
+  std::condition_variable wake_, done_;
+  std::vector<std::thread> workers_;
+  Job job_;
+  int pending_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+std::atomic<int> g_threads{0};
+
+}  // namespace
+
+int physical_cores() {
+  static const int cores = [] {
+    std::set<std::pair<std::string, std::string>> ids;
+    cpu_set_t set;
+    const bool have_set = sched_getaffinity(0, sizeof(set), &set) == 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (have_set && !CPU_ISSET(cpu, &set)) continue;
+      const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+      std::ifstream pkg(base + "physical_package_id"), core(base + "core_id");
+      std::string p, c;
+      if (!(pkg >> p) || !(core >> c)) continue;
+      ids.emplace(p, c);
+    }
+    const int n = static_cast<int>(ids.size());
+    const int cpus = affinity_cpus();
+    return n > 0 && n <= cpus ? n : cpus;
+  }();
+  return cores;
+}
+
+int num_threads() {
+  const int n = g_threads.load(std::memory_order_relaxed);
+  if (n > 0) return n;
+  static const int initial = [] {
+    const int env = env_threads();
+    return env > 0 ? env : physical_cores();
+  }();
+  return initial;
+}
+
+void set_num_threads(int n) {
+  if (n < 1) throw InvalidArgument(strcat("set_num_threads(", n, "): the thread count must be >= 1"));
+  g_threads.store(n, std::memory_order_relaxed);
+}
+
+void parallel_for(std::size_t n_tasks, const std::function<void(std::size_t)>& fn) {
+  struct Ctx {
+    const std::function<void(std::size_t)>* fn;
+    std::mutex mu;
+    std::exception_ptr error;
+  } ctx{&fn, {}, nullptr};
+  detail::parallel_run(
+      n_tasks,
+      [](void* p, std::size_t task) {
+        auto* c = static_cast<Ctx*>(p);
+        try {
+          (*c->fn)(task);
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(c->mu);
+          if (!c->error) c->error = std::current_exception();
+        }
+      },
+      &ctx);
+  if (ctx.error) std::rethrow_exception(ctx.error);
+}
+
+namespace detail {
+
+void parallel_run(std::size_t n_tasks, TaskFn fn, void* ctx) {
+  if (n_tasks == 0) return;
+  pool().run(n_tasks, fn, ctx, num_threads());
+}
+
+int pool_threads() { return num_threads(); }
+
+float* thread_scratch(ScratchSlot slot, std::size_t floats) {
+  struct Buffers {
+    float* p[static_cast<int>(ScratchSlot::kCount)] = {};
+    std::size_t cap[static_cast<int>(ScratchSlot::kCount)] = {};
+    ~Buffers() {
+      for (float* b : p) std::free(b);
+    }
+  };
+  thread_local Buffers buffers;
+  const int s = static_cast<int>(slot);
+  if (buffers.cap[s] < floats) {
+    std::free(buffers.p[s]);
+    const std::size_t bytes = (floats * sizeof(float) + 63) / 64 * 64;
+    buffers.p[s] = static_cast<float*>(std::aligned_alloc(64, bytes));
+    if (buffers.p[s] == nullptr) throw Error(strcat("out of memory allocating ", bytes, " bytes of kernel scratch"));
+    buffers.cap[s] = floats;
+  }
+  return buffers.p[s];
+}
+
+}  // namespace detail
+}  // namespace trueno

@@ -1,0 +1,3 @@
+// Element-wise kernels for avx512: the generic body compiled with this ISA's flags only.
+#include "cpu/simd/vec_avx512.h"
+#include "cpu/kernels/elementwise/elementwise_impl.h"

@@ -1,0 +1,3 @@
+// Element-wise kernels for neon: the generic body compiled with this ISA's flags only.
+#include "cpu/simd/vec_neon.h"
+#include "cpu/kernels/elementwise/elementwise_impl.h"

@@ -1,0 +1,3 @@
+// Row-wise normalizations for sse2: the generic body compiled with this ISA's flags only.
+#include "cpu/simd/vec_sse2.h"
+#include "cpu/kernels/normalize/normalize_impl.h"

@@ -1,0 +1,119 @@
+// Reduction building blocks over the vector API (compensated sum, dot, extremes), shared by the
+// reduce and normalize families. Include after a vec_<isa>.h.
+#pragma once
+#include <cstddef>
+
+#include "cpu/kernels/vec_util.h"
+
+namespace trueno::cpu::TRUENO_ISA {
+
+// Neumaier's compensated step on every lane: s + c tracks the exact running sum.
+inline void neumaier(Vec& s, Vec& c, Vec x) {
+  const Vec t = add(s, x);
+  const Vec big_s = add(sub(s, t), x), big_x = add(sub(x, t), s);
+  c = add(c, select(ge(abs(s), abs(x)), big_s, big_x));
+  s = t;
+}
+
+inline float neumaier_lanes(const float* s, const float* c, std::size_t n) {
+  float sum = 0.0f, comp = 0.0f;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float t = sum + s[i];
+    comp += __builtin_fabsf(sum) >= __builtin_fabsf(s[i]) ? (sum - t) + s[i] : (s[i] - t) + sum;
+    sum = t;
+  }
+  for (std::size_t i = 0; i < n; ++i) comp += c[i];
+  return sum + comp;
+}
+
+inline float compensated_sum(const float* x, std::size_t n) {
+  Vec s0 = zero(), c0 = zero(), s1 = zero(), c1 = zero();
+  std::size_t i = 0;
+  for (; i + 2 * Vec::W <= n; i += 2 * Vec::W) {
+    neumaier(s0, c0, load(x + i));
+    neumaier(s1, c1, load(x + i + Vec::W));
+  }
+  for (; i + Vec::W <= n; i += Vec::W) neumaier(s0, c0, load(x + i));
+  if (i < n) neumaier(s1, c1, load_pad(x + i, n - i, 0.0f));
+  float s[2 * Vec::W], c[2 * Vec::W];
+  store(s, s0), store(s + Vec::W, s1), store(c, c0), store(c + Vec::W, c1);
+  return neumaier_lanes(s, c, 2 * Vec::W);
+}
+
+// Sum of x[i]*y[i] over four independent accumulators (hides FMA latency).
+inline float dot4(const float* x, const float* y, std::size_t n) {
+  Vec a0 = zero(), a1 = zero(), a2 = zero(), a3 = zero();
+  std::size_t i = 0;
+  for (; i + 4 * Vec::W <= n; i += 4 * Vec::W) {
+    a0 = fmadd(load(x + i), load(y + i), a0);
+    a1 = fmadd(load(x + i + Vec::W), load(y + i + Vec::W), a1);
+    a2 = fmadd(load(x + i + 2 * Vec::W), load(y + i + 2 * Vec::W), a2);
+    a3 = fmadd(load(x + i + 3 * Vec::W), load(y + i + 3 * Vec::W), a3);
+  }
+  for (; i + Vec::W <= n; i += Vec::W) a0 = fmadd(load(x + i), load(y + i), a0);
+  if (i < n) a1 = fmadd(load_pad(x + i, n - i, 0.0f), load_pad(y + i, n - i, 0.0f), a1);
+  return hsum(add(add(a0, a1), add(a2, a3)));
+}
+
+// Sum of (x[i] - m)^2.
+inline float sum_sq_dev(const float* x, std::size_t n, float m) {
+  const Vec mv = set1(m);
+  Vec a0 = zero(), a1 = zero();
+  std::size_t i = 0;
+  for (; i + 2 * Vec::W <= n; i += 2 * Vec::W) {
+    const Vec d0 = sub(load(x + i), mv), d1 = sub(load(x + i + Vec::W), mv);
+    a0 = fmadd(d0, d0, a0);
+    a1 = fmadd(d1, d1, a1);
+  }
+  for (; i + Vec::W <= n; i += Vec::W) {
+    const Vec d = sub(load(x + i), mv);
+    a0 = fmadd(d, d, a0);
+  }
+  if (i < n) {
+    const Vec d = sub(load_pad(x + i, n - i, m), mv);  // padding with m contributes 0
+    a1 = fmadd(d, d, a1);
+  }
+  return hsum(add(a0, a1));
+}
+
+inline std::size_t first_nan(const float* x, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i)
+    if (x[i] != x[i]) return i;
+  return n;
+}
+
+// Max (is_max) or min of x[0..n), n >= 1; NaN -> n is returned through *nan_at.
+template <bool is_max>
+inline float extreme(const float* x, std::size_t n, std::size_t* nan_at) {
+  Vec m0 = set1(x[0]), m1 = m0;
+  Mask nan = is_nan(m0);
+  std::size_t i = 0;
+  for (; i + 2 * Vec::W <= n; i += 2 * Vec::W) {
+    const Vec v0 = load(x + i), v1 = load(x + i + Vec::W);
+    nan = mask_or(nan, mask_or(is_nan(v0), is_nan(v1)));
+    m0 = is_max ? max(m0, v0) : min(m0, v0);
+    m1 = is_max ? max(m1, v1) : min(m1, v1);
+  }
+  for (; i < n; i += Vec::W) {
+    const Vec v = load_pad(x + i, n - i < Vec::W ? n - i : Vec::W, x[0]);
+    nan = mask_or(nan, is_nan(v));
+    m0 = is_max ? max(m0, v) : min(m0, v);
+  }
+  *nan_at = any(nan) ? first_nan(x, n) : n;
+  return is_max ? hmax(max(m0, m1)) : hmin(min(m0, m1));
+}
+
+// First index whose value equals m (m is known to occur).
+inline std::size_t first_equal(const float* x, std::size_t n, float m) {
+  const Vec mv = set1(m);
+  std::size_t i = 0;
+  for (; i + Vec::W <= n; i += Vec::W) {
+    const unsigned bits = mask_bits(eq(load(x + i), mv));
+    if (bits) return i + static_cast<std::size_t>(__builtin_ctz(bits));
+  }
+  for (; i < n; ++i)
+    if (x[i] == m) return i;
+  return n;
+}
+
+}  // namespace trueno::cpu::TRUENO_ISA
