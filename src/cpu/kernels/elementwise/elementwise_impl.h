@@ -65,7 +65,7 @@ void gelu_tanh(const float* x, float* out, std::size_t n) {
   // 0.5 x (1 + tanh(u)) = x * sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3)
   map1(x, out, n, [](Vec v) {
     const Vec v3 = TRUENO_ISA::mul(TRUENO_ISA::mul(v, v), v);
-    const Vec u2 = TRUENO_ISA::mul(fmadd(v3, set1(0.044715f), v), set1(1.5957691216057308f));
+    const Vec u2 = TRUENO_ISA::mul(madd(v3, set1(0.044715f), v), set1(1.5957691216057308f));
     return times_sigmoid(v, u2);
   });
 }

@@ -23,7 +23,8 @@ inline float neumaier_lanes(const float* s, const float* c, std::size_t n) {
     sum = t;
   }
   for (std::size_t i = 0; i < n; ++i) comp += c[i];
-  return sum + comp;
+  // Once the running sum is inf or NaN the compensation is NaN: the sum itself is the answer.
+  return sum - sum == 0.0f ? sum + comp : sum;
 }
 
 inline float compensated_sum(const float* x, std::size_t n) {

@@ -13,7 +13,7 @@ float neumaier_sum(const float* x, std::size_t n) {
     c += std::fabs(s) >= std::fabs(x[i]) ? (s - t) + x[i] : (x[i] - t) + s;
     s = t;
   }
-  return s + c;
+  return std::isfinite(s) ? s + c : s;  // non-finite s makes c NaN: s is the answer
 }
 template <bool is_max>
 std::size_t arg_extreme(const float* x, std::size_t n) {
