@@ -51,7 +51,8 @@ inline Vec vtanh(Vec x) {
   static constexpr float c[] = {-3.33333333333e-1f, 1.33333333333e-1f,  -5.39682539683e-2f,
                                 2.18694885362e-2f,  -8.86323552990e-3f, 3.59212803657e-3f,
                                 -1.45583438705e-3f, 5.90027440946e-4f};
-  const Vec small = madd(mul(x, x2), horner(x2, c, 8), x);
+  Vec small = madd(mul(x, x2), horner(x2, c, 8), x);
+  small = select(eq(x, zero()), x, small);  // keep the sign of -0
   const Vec e = vexp(mul(ax, set1(2.0f)));
   const Vec t = sub(set1(1.0f), div(set1(2.0f), add(e, set1(1.0f))));
   const Vec large = select(lt(x, zero()), neg(t), t);
