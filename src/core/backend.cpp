@@ -22,6 +22,7 @@ constexpr const char* kArch = "aarch64";
 constexpr const char* kArch = "this architecture";
 #endif
 
+#if defined(__x86_64__)
 // Missing features for an x86 tier, as "CPU lacks X (CPUID...)" / "OS does not save Y" phrases.
 std::string x86_missing(Backend b) {
   const auto& f = detail::cpu_features();
@@ -46,6 +47,7 @@ std::string x86_missing(Backend b) {
   need(!f.osxsave || f.os_zmm, "OS does not save ZMM/opmask state (XCR0[7:5] clear)");
   return miss;
 }
+#endif
 
 BackendStatus status_of(Backend b) {
   const auto& f = detail::cpu_features();

@@ -8,6 +8,13 @@
 namespace trueno::test {
 namespace {
 
+// The compiler's own half type: an independent f16 reference (hardware or libgcc conversion).
+#if defined(__aarch64__)
+using half_t = __fp16;
+#else
+using half_t = _Float16;
+#endif
+
 using cpu::Kind;
 
 // A copy of v starting `offset` elements into a fresh allocation, so kernels see unaligned pointers.
@@ -209,7 +216,7 @@ Reference reference64(const cpu::KernelInfo& k, const Inputs& in) {
       r.has_h = true;
       for (std::size_t i = 0; i < n; ++i) {
         if (k.name == "f32_to_f16") {
-          const _Float16 h = static_cast<_Float16>(x[i]);
+          const half_t h = static_cast<half_t>(x[i]);
           std::uint16_t bits;
           std::memcpy(&bits, &h, 2);
           r.h.push_back(bits);
@@ -222,7 +229,7 @@ Reference reference64(const cpu::KernelInfo& k, const Inputs& in) {
       r.has_f = true;
       for (std::size_t i = 0; i < n; ++i) {
         if (k.name == "f16_to_f32") {
-          _Float16 h;
+          half_t h;
           std::memcpy(&h, &in.h[i], 2);
           r.f.push_back(static_cast<float>(h));
         } else {

@@ -183,6 +183,8 @@ struct Param {
   Backend backend;
 };
 
+void PrintTo(const Param& p, std::ostream* os) { *os << p.op << " on " << name(p.backend); }
+
 class KernelContract : public ::testing::TestWithParam<Param> {};
 
 TEST_P(KernelContract, Obligations) {

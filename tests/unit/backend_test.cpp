@@ -40,8 +40,11 @@ TEST(Backend, BestIsAvailableAndTheWidest) {
   const auto av = available();
   EXPECT_NE(std::find(av.begin(), av.end(), b), av.end());
 #if defined(__x86_64__)
-  if (is_available(Backend::AVX512)) EXPECT_EQ(b, Backend::AVX512);
-  else if (is_available(Backend::AVX2)) EXPECT_EQ(b, Backend::AVX2);
+  if (is_available(Backend::AVX512)) {
+    EXPECT_EQ(b, Backend::AVX512);
+  } else if (is_available(Backend::AVX2)) {
+    EXPECT_EQ(b, Backend::AVX2);
+  }
   EXPECT_TRUE(is_available(Backend::SSE2));  // part of x86-64
   EXPECT_FALSE(is_available(Backend::NEON));
 #elif defined(__aarch64__)
@@ -52,9 +55,15 @@ TEST(Backend, BestIsAvailableAndTheWidest) {
 
 TEST(Backend, TiersAreNested) {
   // A CPU with a tier has every lower x86 tier (AVX2 implies AVX implies SSE2).
-  if (is_available(Backend::AVX512)) EXPECT_TRUE(is_available(Backend::AVX2));
-  if (is_available(Backend::AVX2)) EXPECT_TRUE(is_available(Backend::AVX));
-  if (is_available(Backend::AVX)) EXPECT_TRUE(is_available(Backend::SSE2));
+  if (is_available(Backend::AVX512)) {
+    EXPECT_TRUE(is_available(Backend::AVX2));
+  }
+  if (is_available(Backend::AVX2)) {
+    EXPECT_TRUE(is_available(Backend::AVX));
+  }
+  if (is_available(Backend::AVX)) {
+    EXPECT_TRUE(is_available(Backend::SSE2));
+  }
 }
 
 TEST(Backend, ForcingAnUnavailableBackendNamesItAndTheMissingFeature) {

@@ -23,14 +23,21 @@ inline void micro_kernel(std::size_t kc, const float* a, const float* b, float* 
   Vec acc[kMR][kNRV];
   for (int i = 0; i < kMR; ++i)
     for (int j = 0; j < kNRV; ++j) acc[i][j] = zero();
-  for (std::size_t p = 0; p < kc; ++p, a += kMR, b += kNR) {
+  for (int i = 0; i < kMR; ++i) __builtin_prefetch(c + i * ldc, 1);  // C is needed after the loop
+  auto step = [&](const float* ap, const float* bp) {
     Vec bv[kNRV];
-    for (int j = 0; j < kNRV; ++j) bv[j] = load(b + j * Vec::W);
+    for (int j = 0; j < kNRV; ++j) bv[j] = load(bp + j * Vec::W);
     for (int i = 0; i < kMR; ++i) {
-      const Vec av = set1(a[i]);
+      const Vec av = set1(ap[i]);
       for (int j = 0; j < kNRV; ++j) acc[i][j] = fmadd(av, bv[j], acc[i][j]);
     }
+  };
+  std::size_t p = 0;
+  for (; p + 4 <= kc; p += 4, a += 4 * kMR, b += 4 * kNR) {
+    __builtin_prefetch(a + 8 * kMR);
+    step(a, b), step(a + kMR, b + kNR), step(a + 2 * kMR, b + 2 * kNR), step(a + 3 * kMR, b + 3 * kNR);
   }
+  for (; p < kc; ++p, a += kMR, b += kNR) step(a, b);
   if (mr == kMR && nr == kNR) {
     for (int i = 0; i < kMR; ++i)
       for (int j = 0; j < kNRV; ++j) {
@@ -74,7 +81,15 @@ struct GemmJob {
   float* c;
   std::size_t jc, nc, pc, kc;
   float* packed_b;
+  std::size_t blocks;  // row blocks of A, a multiple of the thread count when that keeps them <= kMC
 };
+
+// Block b covers rows [row_start(b), row_start(b + 1)): boundaries on multiples of kMR, sizes within
+// kMR of each other, so every thread gets the same work.
+inline std::size_t row_start(const GemmJob& g, std::size_t block) {
+  const std::size_t panels = (g.m + kMR - 1) / kMR;
+  return min_sz(g.m, panels * block / g.blocks * kMR);
+}
 
 inline void pack_b_task(void* ctx, std::size_t panel) {
   const GemmJob& g = *static_cast<const GemmJob*>(ctx);
@@ -84,7 +99,7 @@ inline void pack_b_task(void* ctx, std::size_t panel) {
 
 inline void block_task(void* ctx, std::size_t block) {
   const GemmJob& g = *static_cast<const GemmJob*>(ctx);
-  const std::size_t ic = block * kMC, mc = min_sz(kMC, g.m - ic);
+  const std::size_t ic = row_start(g, block), mc = row_start(g, block + 1) - ic;
   float* packed_a = detail::thread_scratch(detail::ScratchSlot::kPackA, kMC * kKC);
   pack_a(mc, g.kc, g.a + ic * g.lda + g.pc, g.lda, packed_a);
   for (std::size_t j0 = 0; j0 < g.nc; j0 += kNR) {
@@ -110,6 +125,16 @@ inline void matvec_task(void* ctx, std::size_t task) {
   for (std::size_t i = task * g.rows_per_task; i < end; ++i) g.y[i] = dot4(g.a + i * g.lda, g.x, g.k);
 }
 
+// Row blocks: enough that none exceeds kMC rows, rounded up to a multiple of the thread count
+// (9 blocks on 2 threads would leave one thread idle for a ninth of the time).
+inline std::size_t row_blocks(std::size_t m) {
+  const std::size_t threads = static_cast<std::size_t>(detail::pool_threads());
+  const std::size_t panels = (m + kMR - 1) / kMR, per_block = kMC / kMR;
+  std::size_t blocks = (panels + per_block - 1) / per_block;
+  if (threads > 1) blocks = (blocks + threads - 1) / threads * threads;
+  return min_sz(blocks, panels);
+}
+
 namespace kernels {
 
 void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
@@ -121,13 +146,13 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, std::si
     return;
   }
   float* packed_b = detail::thread_scratch(detail::ScratchSlot::kPackB, kKC * kNC);
-  GemmJob g{m, n, k, lda, ldb, ldc, a, b, c, 0, 0, 0, 0, packed_b};
+  GemmJob g{m, n, k, lda, ldb, ldc, a, b, c, 0, 0, 0, 0, packed_b, row_blocks(m)};
   for (g.jc = 0; g.jc < n; g.jc += kNC) {
     g.nc = min_sz(kNC, n - g.jc);
     for (g.pc = 0; g.pc < k; g.pc += kKC) {
       g.kc = min_sz(kKC, k - g.pc);
       detail::parallel_run((g.nc + kNR - 1) / kNR, pack_b_task, &g);
-      detail::parallel_run((m + kMC - 1) / kMC, block_task, &g);
+      detail::parallel_run(g.blocks, block_task, &g);
     }
   }
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Set-up + main job on a fresh Debian 12 machine: installs every dependency from Debian's packages
+# (idempotent, apt-get only), builds the release preset, and runs `realizar backends`.
+#   bash scripts/setup.sh            # deps + build + realizar backends
+#   bash scripts/setup.sh --deps     # dependencies only
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# Why each package: README.md, "Dependencies".
+NATIVE_PKGS=(build-essential cmake ninja-build ccache pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libcli11-dev libopenblas-dev
+  qemu-user g++-aarch64-linux-gnu)
+ARM64_PKGS=(libgtest-dev:arm64)
+
+install_deps() {
+  local missing=() arch
+  arch=$(dpkg --print-architecture)
+  for p in "${NATIVE_PKGS[@]}" "${ARM64_PKGS[@]}"; do
+    # Multi-Arch packages must be checked with the architecture, "all" packages without.
+    dpkg -s "$p" >/dev/null 2>&1 || dpkg -s "$p:$arch" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    $SUDO dpkg --add-architecture arm64
+    missing+=(update-needed)
+  fi
+  if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}"
+    $SUDO apt-get update -q
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+      "${NATIVE_PKGS[@]}" "${ARM64_PKGS[@]}"
+  fi
+  # The arm64 yaml-cpp -dev package cannot be installed beside the native one (same files, not
+  # Multi-Arch): unpack its static library into a private sysroot for the aarch64 cross build.
+  local sysroot=build/sysroot-aarch64
+  if [ ! -f "$sysroot/usr/lib/aarch64-linux-gnu/libyaml-cpp.a" ]; then
+    mkdir -p "$sysroot" build/debs
+    (cd build/debs && apt-get download libyaml-cpp-dev:arm64)
+    dpkg -x build/debs/libyaml-cpp-dev_*_arm64.deb "$sysroot"
+  fi
+}
+
+install_deps
+[ "${1:-}" = "--deps" ] && exit 0
+
+cmake --preset release
+cmake --build --preset release
+./build/release/realizar/realizar backends
