@@ -48,12 +48,21 @@ void gelu_erf(std::span<const float> x, std::span<float> out, Exec e = {});
 void silu(std::span<const float> x, std::span<float> out, Exec e = {});
 
 // Strided forms of the element-wise ops (gathered in cache-sized chunks, then the same kernels).
+// out may alias an input only with the same data pointer and stride.
 void add(Strided<const float> a, Strided<const float> b, Strided<float> out, Exec e = {});
 void sub(Strided<const float> a, Strided<const float> b, Strided<float> out, Exec e = {});
 void mul(Strided<const float> a, Strided<const float> b, Strided<float> out, Exec e = {});
 void div(Strided<const float> a, Strided<const float> b, Strided<float> out, Exec e = {});
+void swiglu(Strided<const float> a, Strided<const float> b, Strided<float> out, Exec e = {});
 void scale(Strided<const float> x, float alpha, Strided<float> out, Exec e = {});
+void abs(Strided<const float> x, Strided<float> out, Exec e = {});
+void relu(Strided<const float> x, Strided<float> out, Exec e = {});
 void exp(Strided<const float> x, Strided<float> out, Exec e = {});
+void sigmoid(Strided<const float> x, Strided<float> out, Exec e = {});
+void tanh(Strided<const float> x, Strided<float> out, Exec e = {});
+void gelu_tanh(Strided<const float> x, Strided<float> out, Exec e = {});
+void gelu_erf(Strided<const float> x, Strided<float> out, Exec e = {});
+void silu(Strided<const float> x, Strided<float> out, Exec e = {});
 
 // ---- reductions ----
 // Compensated (Neumaier) sum; 0 for an empty span.
@@ -69,8 +78,15 @@ float norm_l2(std::span<const float> x, Exec e = {});
 // mean and population variance (divide by n); empty: InvalidArgument.
 float mean(std::span<const float> x, Exec e = {});
 float variance(std::span<const float> x, Exec e = {});
+// Strided reductions (gathered once into contiguous scratch).
 float sum(Strided<const float> x, Exec e = {});
 float max(Strided<const float> x, Exec e = {});
+float min(Strided<const float> x, Exec e = {});
+std::size_t argmax(Strided<const float> x, Exec e = {});
+std::size_t argmin(Strided<const float> x, Exec e = {});
+float norm_l2(Strided<const float> x, Exec e = {});
+float mean(Strided<const float> x, Exec e = {});
+float variance(Strided<const float> x, Exec e = {});
 
 // ---- row-wise ----
 void softmax(std::span<const float> x, std::span<float> out, Exec e = {});

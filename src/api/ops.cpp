@@ -3,7 +3,9 @@
 
 #include <vector>
 
+#include "core/parallel.h"
 #include "core/strings.h"
+#include "trueno/threads.h"
 #include "cpu/dispatch.h"
 #include "trueno/error.h"
 
@@ -40,30 +42,53 @@ void check_nonempty(const char* op, std::size_t n) {
   if (n == 0) throw InvalidArgument(strcat(op, ": undefined for an empty input; pass at least one element"));
 }
 
+// Large element-wise calls are split across the pool: each element depends on its own inputs only,
+// so results are bit-identical for any thread count. Below ~256K elements one core keeps up with
+// memory and waking the pool costs more than it saves.
+constexpr std::size_t kParallelMin = std::size_t{1} << 18;
+constexpr std::size_t kChunkElems = std::size_t{1} << 16;
+
+template <class F>
+void for_chunks(std::size_t n, F f) {
+  if (n < kParallelMin || num_threads() == 1) {
+    f(std::size_t{0}, n);
+    return;
+  }
+  struct Ctx {
+    F* f;
+    std::size_t n;
+  } ctx{&f, n};
+  detail::parallel_run((n + kChunkElems - 1) / kChunkElems, [](void* p, std::size_t chunk) {
+    auto* c = static_cast<Ctx*>(p);
+    const std::size_t begin = chunk * kChunkElems;
+    (*c->f)(begin, std::min(kChunkElems, c->n - begin));
+  }, &ctx);
+}
+
 #define BINARY_OP(name)                                                                               \
   void name(std::span<const float> a, std::span<const float> b, std::span<float> out, Exec e) {       \
     check_same(#name, a.size(), b.size(), out.size());                                                \
     check_alias(#name, a, out);                                                                       \
     check_alias(#name, b, out);                                                                       \
-    kernels(e, #name).name(a.data(), b.data(), out.data(), out.size());                               \
+    const auto& k = kernels(e, #name);                                                                \
+    for_chunks(out.size(), [&](std::size_t i, std::size_t len) { k.name(a.data() + i, b.data() + i, out.data() + i, len); }); \
   }
 #define UNARY_OP(name)                                                                   \
   void name(std::span<const float> x, std::span<float> out, Exec e) {                    \
     check_out(#name, x.size(), out.size());                                              \
     check_alias(#name, x, out);                                                          \
-    kernels(e, #name).name(x.data(), out.data(), out.size());                            \
+    const auto& k = kernels(e, #name);                                                   \
+    for_chunks(out.size(), [&](std::size_t i, std::size_t len) { k.name(x.data() + i, out.data() + i, len); }); \
   }
 
 // Strided element-wise ops: gather chunks to contiguous scratch, run the kernel, scatter.
 constexpr std::size_t kChunk = 1024;
 
 template <class Kernel>
-void strided_map(const char* op, std::size_t n_in, const Strided<const float>* in, int n_inputs, Strided<float> out,
-                 Kernel kernel) {
+void strided_map(const char* op, const Strided<const float>* in, int n_inputs, Strided<float> out, Kernel kernel) {
   for (int i = 0; i < n_inputs; ++i)
     if (in[i].size != out.size)
       throw ShapeError(strcat(op, ": input ", i, " has ", in[i].size, " elements, out has ", out.size));
-  (void)n_in;
   if (out.size > 0 && out.stride == 0) throw InvalidArgument(strcat(op, ": output stride must not be 0"));
   float buf[3][kChunk];
   for (std::size_t base = 0; base < out.size; base += kChunk) {
@@ -100,43 +125,59 @@ UNARY_OP(silu)
 void scale(std::span<const float> x, float alpha, std::span<float> out, Exec e) {
   check_out("scale", x.size(), out.size());
   check_alias("scale", x, out);
-  kernels(e, "scale").scale(x.data(), alpha, out.data(), out.size());
+  const auto& k = kernels(e, "scale");
+  for_chunks(out.size(), [&](std::size_t i, std::size_t len) { k.scale(x.data() + i, alpha, out.data() + i, len); });
 }
 
 void clamp(std::span<const float> x, float lo, float hi, std::span<float> out, Exec e) {
   if (!(lo <= hi)) throw InvalidArgument(strcat("clamp: need lo <= hi (both numbers), got lo=", lo, " hi=", hi));
   check_out("clamp", x.size(), out.size());
   check_alias("clamp", x, out);
-  kernels(e, "clamp").clamp(x.data(), lo, hi, out.data(), out.size());
+  const auto& k = kernels(e, "clamp");
+  for_chunks(out.size(), [&](std::size_t i, std::size_t len) { k.clamp(x.data() + i, lo, hi, out.data() + i, len); });
 }
 
 void fma(std::span<const float> a, std::span<const float> b, std::span<const float> c, std::span<float> out, Exec e) {
   check_same("fma", a.size(), b.size(), out.size());
   check_out("fma", c.size(), out.size());
   check_alias("fma", a, out), check_alias("fma", b, out), check_alias("fma", c, out);
-  kernels(e, "fma").fma(a.data(), b.data(), c.data(), out.data(), out.size());
+  const auto& k = kernels(e, "fma");
+  for_chunks(out.size(), [&](std::size_t i, std::size_t len) {
+    k.fma(a.data() + i, b.data() + i, c.data() + i, out.data() + i, len);
+  });
 }
 
 #define STRIDED_BINARY(name)                                                                              \
   void name(Strided<const float> a, Strided<const float> b, Strided<float> out, Exec e) {                 \
     const auto& k = kernels(e, #name);                                                                    \
     const Strided<const float> in[2] = {a, b};                                                            \
-    strided_map(#name, 2, in, 2, out, [&](float* x, float* y, float* o, std::size_t n) { k.name(x, y, o, n); }); \
+    strided_map(#name, in, 2, out, [&](float* x, float* y, float* o, std::size_t n) { k.name(x, y, o, n); }); \
   }
 STRIDED_BINARY(add)
 STRIDED_BINARY(sub)
 STRIDED_BINARY(mul)
 STRIDED_BINARY(div)
+STRIDED_BINARY(swiglu)
+
+#define STRIDED_UNARY(name)                                                                                 \
+  void name(Strided<const float> x, Strided<float> out, Exec e) {                                         \
+    const auto& k = kernels(e, #name);                                                                    \
+    strided_map(#name, &x, 1, out, [&](float* a, float*, float* o, std::size_t n) { k.name(a, o, n); }); \
+  }
+STRIDED_UNARY(abs)
+STRIDED_UNARY(relu)
+STRIDED_UNARY(exp)
+STRIDED_UNARY(sigmoid)
+STRIDED_UNARY(tanh)
+STRIDED_UNARY(gelu_tanh)
+STRIDED_UNARY(gelu_erf)
+STRIDED_UNARY(silu)
 
 void scale(Strided<const float> x, float alpha, Strided<float> out, Exec e) {
   const auto& k = kernels(e, "scale");
-  strided_map("scale", 1, &x, 1, out, [&](float* a, float*, float* o, std::size_t n) { k.scale(a, alpha, o, n); });
+  strided_map("scale", &x, 1, out, [&](float* a, float*, float* o, std::size_t n) { k.scale(a, alpha, o, n); });
 }
 
-void exp(Strided<const float> x, Strided<float> out, Exec e) {
-  const auto& k = kernels(e, "exp");
-  strided_map("exp", 1, &x, 1, out, [&](float* a, float*, float* o, std::size_t n) { k.exp(a, o, n); });
-}
 
 float sum(std::span<const float> x, Exec e) { return kernels(e, "sum").sum(x.data(), x.size()); }
 
@@ -164,8 +205,16 @@ NONEMPTY_REDUCE(float, mean)
 NONEMPTY_REDUCE(float, variance)
 
 float norm_l2(std::span<const float> x, Exec e) { return kernels(e, "norm_l2").norm_l2(x.data(), x.size()); }
-float sum(Strided<const float> x, Exec e) { return sum(std::span<const float>(gather(x)), e); }
-float max(Strided<const float> x, Exec e) { return max(std::span<const float>(gather(x)), e); }
+#define STRIDED_REDUCE(type, name) \
+  type name(Strided<const float> x, Exec e) { return name(std::span<const float>(gather(x)), e); }
+STRIDED_REDUCE(float, sum)
+STRIDED_REDUCE(float, max)
+STRIDED_REDUCE(float, min)
+STRIDED_REDUCE(std::size_t, argmax)
+STRIDED_REDUCE(std::size_t, argmin)
+STRIDED_REDUCE(float, norm_l2)
+STRIDED_REDUCE(float, mean)
+STRIDED_REDUCE(float, variance)
 
 void softmax(std::span<const float> x, std::span<float> out, Exec e) {
   check_out("softmax", x.size(), out.size());
@@ -199,25 +248,29 @@ void f32_to_f16(std::span<const float> x, std::span<std::uint16_t> out, Exec e) 
   check_out("f32_to_f16", x.size(), out.size());
   if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
     throw InvalidArgument("f32_to_f16: in and out must not overlap");
-  kernels(e, "f32_to_f16").f32_to_f16(x.data(), out.data(), x.size());
+  const auto& k = kernels(e, "f32_to_f16");
+  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.f32_to_f16(x.data() + i, out.data() + i, len); });
 }
 void f16_to_f32(std::span<const std::uint16_t> x, std::span<float> out, Exec e) {
   check_out("f16_to_f32", x.size(), out.size());
   if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
     throw InvalidArgument("f16_to_f32: in and out must not overlap");
-  kernels(e, "f16_to_f32").f16_to_f32(x.data(), out.data(), x.size());
+  const auto& k = kernels(e, "f16_to_f32");
+  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.f16_to_f32(x.data() + i, out.data() + i, len); });
 }
 void f32_to_bf16(std::span<const float> x, std::span<std::uint16_t> out, Exec e) {
   check_out("f32_to_bf16", x.size(), out.size());
   if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
     throw InvalidArgument("f32_to_bf16: in and out must not overlap");
-  kernels(e, "f32_to_bf16").f32_to_bf16(x.data(), out.data(), x.size());
+  const auto& k = kernels(e, "f32_to_bf16");
+  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.f32_to_bf16(x.data() + i, out.data() + i, len); });
 }
 void bf16_to_f32(std::span<const std::uint16_t> x, std::span<float> out, Exec e) {
   check_out("bf16_to_f32", x.size(), out.size());
   if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
     throw InvalidArgument("bf16_to_f32: in and out must not overlap");
-  kernels(e, "bf16_to_f32").bf16_to_f32(x.data(), out.data(), x.size());
+  const auto& k = kernels(e, "bf16_to_f32");
+  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.bf16_to_f32(x.data() + i, out.data() + i, len); });
 }
 
 void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
@@ -240,6 +293,9 @@ void matvec(std::size_t m, std::size_t k, const float* a, std::size_t lda, std::
     throw ShapeError(strcat("matvec: A is ", m, "x", k, " (lda ", lda, "), x has ", x.size(), ", y has ", y.size(),
                             "; need x of ", k, ", y of ", m, ", lda >= ", k));
   if (m && k && !a) throw InvalidArgument("matvec: null matrix pointer");
+  if (overlaps_partially(y.data(), y.size(), x.data(), x.size()) || (m && k && (const void*)y.data() == x.data()) ||
+      (m && k && (overlaps_partially(y.data(), y.size(), a, (m - 1) * lda + k) || (const void*)y.data() == a)))
+    throw InvalidArgument("matvec: y must not overlap A or x");
   kernels(e, "matvec").matvec(m, k, a, lda, x.data(), y.data());
 }
 

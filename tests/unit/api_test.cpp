@@ -113,6 +113,14 @@ TEST(Api, StridedViews) {
             std::inner_product(a.rbegin(), a.rend(), a.begin(), 0.0f));
   EXPECT_EQ(ops::max(Strided<const float>{a.data(), 7, 3}), 18.0f);
   EXPECT_THROW(ops::exp(Strided<const float>{a.data(), 5, 1}, Strided<float>{out.data(), 4, 1}), ShapeError);
+  // A column of a row-major 3x4 matrix, in place.
+  std::vector<float> m{-1, 0, 0, 0, 2, 0, 0, 0, -3, 0, 0, 0};
+  ops::relu(Strided<const float>{m.data(), 3, 4}, Strided<float>{m.data(), 3, 4});
+  EXPECT_EQ(m[0], 0.0f);
+  EXPECT_EQ(m[4], 2.0f);
+  EXPECT_EQ(m[8], 0.0f);
+  EXPECT_EQ(ops::argmax(Strided<const float>{a.data() + 19, 20, -1}), 0u);  // a reversed: max first
+  EXPECT_EQ(ops::mean(Strided<const float>{a.data(), 3, 5}), 5.0f);        // 0, 5, 10
 }
 
 TEST(Api, MatrixOps) {

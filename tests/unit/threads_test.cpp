@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstring>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -46,6 +47,26 @@ TEST_F(ThreadCount, InvalidCountIsRejected) {
   EXPECT_THROW(set_num_threads(0), InvalidArgument);
   EXPECT_GE(physical_cores(), 1);
   EXPECT_GE(num_threads(), 1);
+}
+
+TEST_F(ThreadCount, LargeElementwiseOpsAreSplitAndBitIdentical) {
+  const std::size_t n = (std::size_t{1} << 20) + 3;  // above the split threshold, ragged last chunk
+  std::vector<float> x(n), one(n), many(n);
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> d(-20, 20);
+  for (auto& v : x) v = d(rng);
+  for (Backend be : available()) {
+    set_num_threads(1);
+    ops::silu(x, one, be);
+    set_num_threads(4);
+    ops::silu(x, many, be);
+    ASSERT_EQ(0, std::memcmp(one.data(), many.data(), n * sizeof(float))) << name(be);
+    std::vector<std::uint16_t> h1(n), h4(n);
+    ops::f32_to_f16(x, h4, be);
+    set_num_threads(1);
+    ops::f32_to_f16(x, h1, be);
+    ASSERT_EQ(h1, h4) << name(be);
+  }
 }
 
 TEST_F(ThreadCount, MatmulIsIndependentOfThreadCount) {

@@ -10,7 +10,9 @@
 namespace trueno {
 namespace {
 
-std::vector<float> apply(void (*op)(std::span<const float>, std::span<float>, Exec), std::vector<float> x, Backend b) {
+using UnaryOp = void (*)(std::span<const float>, std::span<float>, Exec);
+
+std::vector<float> apply(UnaryOp op, std::vector<float> x, Backend b) {
   std::vector<float> out(x.size());
   op(x, out, b);
   return out;
@@ -20,12 +22,12 @@ TEST(Elementwise, SpecialValueSemantics) {
   const float inf = INFINITY, nan = NAN;
   for (Backend b : available()) {
     SCOPED_TRACE(std::string(name(b)));
-    auto r = apply(ops::relu, {-0.0f, -1.0f, 2.0f, nan}, b);
+    auto r = apply(UnaryOp{ops::relu}, {-0.0f, -1.0f, 2.0f, nan}, b);
     EXPECT_FALSE(std::signbit(r[0]));
     EXPECT_EQ(r[1], 0.0f);
     EXPECT_EQ(r[2], 2.0f);
     EXPECT_TRUE(std::isnan(r[3]));
-    auto e = apply(ops::exp, {-inf, inf, 0.0f, nan, -110.0f, 89.0f, -100.0f}, b);
+    auto e = apply(UnaryOp{ops::exp}, {-inf, inf, 0.0f, nan, -110.0f, 89.0f, -100.0f}, b);
     EXPECT_EQ(e[0], 0.0f);
     EXPECT_EQ(e[1], inf);
     EXPECT_EQ(e[2], 1.0f);
@@ -33,16 +35,16 @@ TEST(Elementwise, SpecialValueSemantics) {
     EXPECT_EQ(e[4], 0.0f);
     EXPECT_EQ(e[5], inf);
     EXPECT_GT(e[6], 0.0f);  // e^-100 = 3.7e-44 is a denormal, not flushed
-    auto t = apply(ops::tanh, {-inf, inf, -0.0f, 1e-30f}, b);
+    auto t = apply(UnaryOp{ops::tanh}, {-inf, inf, -0.0f, 1e-30f}, b);
     EXPECT_EQ(t[0], -1.0f);
     EXPECT_EQ(t[1], 1.0f);
     EXPECT_TRUE(std::signbit(t[2]));
     EXPECT_EQ(t[3], 1e-30f);
-    auto s = apply(ops::sigmoid, {-inf, inf, 0.0f}, b);
+    auto s = apply(UnaryOp{ops::sigmoid}, {-inf, inf, 0.0f}, b);
     EXPECT_EQ(s[0], 0.0f);
     EXPECT_EQ(s[1], 1.0f);
     EXPECT_EQ(s[2], 0.5f);
-    for (auto op : {ops::silu, ops::gelu_tanh, ops::gelu_erf}) {
+    for (UnaryOp op : {UnaryOp{ops::silu}, UnaryOp{ops::gelu_tanh}, UnaryOp{ops::gelu_erf}}) {
       auto g = apply(op, {-inf, inf, 0.0f, nan}, b);
       EXPECT_EQ(g[0], 0.0f);
       EXPECT_EQ(g[1], inf);
@@ -61,9 +63,9 @@ TEST(Elementwise, SpecialValueSemantics) {
 TEST(Elementwise, KnownValues) {
   for (Backend b : available()) {
     SCOPED_TRACE(std::string(name(b)));
-    EXPECT_NEAR(apply(ops::gelu_erf, {1.0f}, b)[0], 0.8413447f, 1e-6f);
-    EXPECT_NEAR(apply(ops::gelu_tanh, {1.0f}, b)[0], 0.8411920f, 1e-6f);
-    EXPECT_NEAR(apply(ops::silu, {2.0f}, b)[0], 1.7615942f, 1e-6f);
+    EXPECT_NEAR(apply(UnaryOp{ops::gelu_erf}, {1.0f}, b)[0], 0.8413447f, 1e-6f);
+    EXPECT_NEAR(apply(UnaryOp{ops::gelu_tanh}, {1.0f}, b)[0], 0.8411920f, 1e-6f);
+    EXPECT_NEAR(apply(UnaryOp{ops::silu}, {2.0f}, b)[0], 1.7615942f, 1e-6f);
     std::vector<float> g{2.0f}, u{3.0f}, o(1);
     ops::swiglu(g, u, o, b);
     EXPECT_NEAR(o[0], 3.0f * 1.7615942f, 1e-5f);

@@ -7,11 +7,13 @@
 
 namespace trueno::cpu::TRUENO_ISA {
 
-// Neumaier's compensated step on every lane: s + c tracks the exact running sum.
-inline void neumaier(Vec& s, Vec& c, Vec x) {
+// One compensated step on every lane: Knuth's TwoSum gives the exact rounding error of s + x
+// without comparing magnitudes (7 vector ops, no blend), accumulated in c (Ogita-Rump-Oishi Sum2,
+// the same error bound as Neumaier's variant used by the scalar reference).
+inline void two_sum(Vec& s, Vec& c, Vec x) {
   const Vec t = add(s, x);
-  const Vec big_s = add(sub(s, t), x), big_x = add(sub(x, t), s);
-  c = add(c, select(ge(abs(s), abs(x)), big_s, big_x));
+  const Vec z = sub(t, s);
+  c = add(c, add(sub(s, sub(t, z)), sub(x, z)));
   s = t;
 }
 
@@ -27,18 +29,25 @@ inline float neumaier_lanes(const float* s, const float* c, std::size_t n) {
   return sum - sum == 0.0f ? sum + comp : sum;
 }
 
+// Four independent (sum, compensation) lanes per vector lane hide the add latency; they are merged
+// with the same compensated step, then the lanes in a fixed order.
 inline float compensated_sum(const float* x, std::size_t n) {
-  Vec s0 = zero(), c0 = zero(), s1 = zero(), c1 = zero();
+  Vec s0 = zero(), c0 = zero(), s1 = zero(), c1 = zero(), s2 = zero(), c2 = zero(), s3 = zero(), c3 = zero();
   std::size_t i = 0;
-  for (; i + 2 * Vec::W <= n; i += 2 * Vec::W) {
-    neumaier(s0, c0, load(x + i));
-    neumaier(s1, c1, load(x + i + Vec::W));
+  for (; i + 4 * Vec::W <= n; i += 4 * Vec::W) {
+    two_sum(s0, c0, load(x + i));
+    two_sum(s1, c1, load(x + i + Vec::W));
+    two_sum(s2, c2, load(x + i + 2 * Vec::W));
+    two_sum(s3, c3, load(x + i + 3 * Vec::W));
   }
-  for (; i + Vec::W <= n; i += Vec::W) neumaier(s0, c0, load(x + i));
-  if (i < n) neumaier(s1, c1, load_pad(x + i, n - i, 0.0f));
-  float s[2 * Vec::W], c[2 * Vec::W];
-  store(s, s0), store(s + Vec::W, s1), store(c, c0), store(c + Vec::W, c1);
-  return neumaier_lanes(s, c, 2 * Vec::W);
+  for (; i + Vec::W <= n; i += Vec::W) two_sum(s0, c0, load(x + i));
+  if (i < n) two_sum(s1, c1, load_pad(x + i, n - i, 0.0f));
+  two_sum(s0, c0, s1), two_sum(s2, c2, s3);
+  two_sum(s0, c0, s2);
+  c0 = add(add(c0, c1), add(c2, c3));
+  float s[Vec::W], c[Vec::W];
+  store(s, s0), store(c, c0);
+  return neumaier_lanes(s, c, Vec::W);
 }
 
 // Sum of x[i]*y[i] over four independent accumulators (hides FMA latency).

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The whole test suite, one build per configuration:
+#   release  - unit + contract tests, plus the same binary under qemu-x86_64 -cpu Nehalem / Haswell
+#   debug    - the same tests with AddressSanitizer + UndefinedBehaviorSanitizer
+#   aarch64  - cross-compiled, every test run under qemu-aarch64 (the NEON backend)
+# Installs missing Debian packages first (scripts/setup.sh --deps). Exits non-zero if any test fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh --deps
+
+status=0
+for preset in release debug aarch64; do
+  echo "=== $preset ==="
+  cmake --preset "$preset" >/dev/null
+  cmake --build --preset "$preset"
+  ctest --preset "$preset" -j 2 || status=1
+done
+exit $status
