@@ -244,34 +244,19 @@ void layernorm(std::span<const float> x, std::span<const float> weight, std::spa
   kernels(e, "layernorm").layernorm(x.data(), weight.data(), bias.data(), eps, out.data(), x.size());
 }
 
-void f32_to_f16(std::span<const float> x, std::span<std::uint16_t> out, Exec e) {
-  check_out("f32_to_f16", x.size(), out.size());
-  if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
-    throw InvalidArgument("f32_to_f16: in and out must not overlap");
-  const auto& k = kernels(e, "f32_to_f16");
-  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.f32_to_f16(x.data() + i, out.data() + i, len); });
-}
-void f16_to_f32(std::span<const std::uint16_t> x, std::span<float> out, Exec e) {
-  check_out("f16_to_f32", x.size(), out.size());
-  if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
-    throw InvalidArgument("f16_to_f32: in and out must not overlap");
-  const auto& k = kernels(e, "f16_to_f32");
-  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.f16_to_f32(x.data() + i, out.data() + i, len); });
-}
-void f32_to_bf16(std::span<const float> x, std::span<std::uint16_t> out, Exec e) {
-  check_out("f32_to_bf16", x.size(), out.size());
-  if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
-    throw InvalidArgument("f32_to_bf16: in and out must not overlap");
-  const auto& k = kernels(e, "f32_to_bf16");
-  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.f32_to_bf16(x.data() + i, out.data() + i, len); });
-}
-void bf16_to_f32(std::span<const std::uint16_t> x, std::span<float> out, Exec e) {
-  check_out("bf16_to_f32", x.size(), out.size());
-  if (overlaps_partially(x.data(), x.size(), out.data(), out.size()) || (x.size() && (const void*)x.data() == out.data()))
-    throw InvalidArgument("bf16_to_f32: in and out must not overlap");
-  const auto& k = kernels(e, "bf16_to_f32");
-  for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.bf16_to_f32(x.data() + i, out.data() + i, len); });
-}
+#define CONVERT_OP(name, In, Out)                                                                       \
+  void name(std::span<const In> x, std::span<Out> out, Exec e) {                                        \
+    check_out(#name, x.size(), out.size());                                                             \
+    if (x.size() && (overlaps_partially(x.data(), x.size(), out.data(), out.size()) ||                  \
+                     static_cast<const void*>(x.data()) == out.data()))                                 \
+      throw InvalidArgument(#name ": in and out must not overlap");                                     \
+    const auto& k = kernels(e, #name);                                                                  \
+    for_chunks(x.size(), [&](std::size_t i, std::size_t len) { k.name(x.data() + i, out.data() + i, len); }); \
+  }
+CONVERT_OP(f32_to_f16, float, std::uint16_t)
+CONVERT_OP(f16_to_f32, std::uint16_t, float)
+CONVERT_OP(f32_to_bf16, float, std::uint16_t)
+CONVERT_OP(bf16_to_f32, std::uint16_t, float)
 
 void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, std::size_t lda, const float* b,
             std::size_t ldb, float* c, std::size_t ldc, Exec e) {
