@@ -14,5 +14,5 @@ run() {  # name filter
     | tee "build/bench/$1.txt"
 }
 run reductions '^(dot|sum)/[a-z0-9]+/(1024|16384|16777216)$|^openblas_sdot/(1024|16384|16777216)$'
-run elementwise '^(add|exp|silu|gelu_erf|tanh|softmax|rmsnorm|f32_to_f16)/[a-z0-9]+/(1024|16384|16777216)$|^memcpy_floats/(1024|16384|16777216)$'
+run elementwise '^(add|exp|silu|gelu_erf|tanh|softmax|rmsnorm|f32_to_f16)/[a-z0-9]+/(1024|16384|16777216)$|^memcpy_floats/(1024|16384|16777216)$|^api_'
 run gemm '^matmul/'
