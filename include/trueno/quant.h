@@ -1,0 +1,57 @@
+// Quantized tensor formats, byte-compatible with GGUF (layouts: ../shared/docs/quant-formats.md):
+// type table, row sizes, a typed view over a row of blocks, and the reference dequantize/quantize.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace trueno {
+
+// Values are the GGUF type ids.
+enum class QuantType : std::uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q8_0 = 8,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  Q8_K = 15,
+  BF16 = 30,
+};
+
+struct QuantTypeInfo {
+  QuantType type;
+  std::string_view name;  // "q4_k", "f16", ...
+  std::size_t block_elems;
+  std::size_t block_bytes;
+};
+
+inline constexpr QuantType kQuantTypes[] = {QuantType::F32,  QuantType::F16,  QuantType::BF16,
+                                           QuantType::Q4_0, QuantType::Q8_0, QuantType::Q4_K,
+                                           QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_K};
+
+const QuantTypeInfo& quant_info(QuantType t);
+// Throws InvalidArgument for ids trueno does not implement, naming the id and the supported types.
+QuantType quant_type_from_id(std::uint32_t ggml_type_id);
+QuantType parse_quant_type(std::string_view name);
+// Bytes of a row of n elements; throws ShapeError when n is not a multiple of the block size.
+std::size_t quant_row_bytes(QuantType t, std::size_t n);
+
+// A row of n elements of type `type` stored in `bytes` (exactly quant_row_bytes(type, n) of them).
+struct QuantRow {
+  QuantType type;
+  std::span<const std::byte> bytes;
+  std::size_t n;
+  // Checks the sizes; throws ShapeError naming type, n and the byte counts.
+  static QuantRow view(QuantType type, std::span<const std::byte> bytes, std::size_t n);
+};
+
+// Scalar reference dequantization: out[i] = the value the format encodes (out.size() == row.n).
+void dequantize(const QuantRow& row, std::span<float> out);
+// Reference quantization of x into `out` (quant_row_bytes(type, x.size()) bytes): per-block scale
+// (and min) search for the k-quants, round to nearest for the rest.
+void quantize(QuantType type, std::span<const float> x, std::span<std::byte> out);
+
+}  // namespace trueno

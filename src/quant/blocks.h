@@ -1,0 +1,55 @@
+// The GGUF block layouts as structs (sizes checked against the format), QK_K = 256.
+#pragma once
+#include <cstdint>
+
+namespace trueno::quant {
+
+constexpr int kQK = 256;  // elements per k-quant super-block
+
+struct BlockQ4_0 {  // 32 elements: x = (nibble - 8) * d
+  std::uint16_t d;
+  std::uint8_t qs[16];
+};
+struct BlockQ8_0 {  // 32 elements: x = q * d
+  std::uint16_t d;
+  std::int8_t qs[32];
+};
+struct BlockQ4_K {  // 8 sub-blocks of 32: x = d * sc * q - dmin * m, 6-bit sc/m packed in scales
+  std::uint16_t d, dmin;
+  std::uint8_t scales[12];
+  std::uint8_t qs[128];
+};
+struct BlockQ5_K {  // as Q4_K with a fifth bit per element in qh
+  std::uint16_t d, dmin;
+  std::uint8_t scales[12];
+  std::uint8_t qh[32];
+  std::uint8_t qs[128];
+};
+struct BlockQ6_K {  // 16 sub-blocks of 16: x = d * scale * (q - 32), q 6-bit
+  std::uint8_t ql[128];
+  std::uint8_t qh[64];
+  std::int8_t scales[16];
+  std::uint16_t d;
+};
+struct BlockQ8_K {  // activations: x = q * d, bsums = sums of each 16 q
+  float d;
+  std::int8_t qs[256];
+  std::int16_t bsums[16];
+};
+
+static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ8_0) == 34, "32-element blocks");
+static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210, "k-quants");
+static_assert(sizeof(BlockQ8_K) == 292, "Q8_K");
+
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.
+inline void k_scale_min(const std::uint8_t* scales, int j, int* sc, int* m) {
+  if (j < 4) {
+    *sc = scales[j] & 63;
+    *m = scales[j + 4] & 63;
+  } else {
+    *sc = (scales[j + 4] & 0xF) | ((scales[j - 4] >> 6) << 4);
+    *m = (scales[j + 4] >> 4) | ((scales[j] >> 6) << 4);
+  }
+}
+
+}  // namespace trueno::quant
