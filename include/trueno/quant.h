@@ -50,6 +50,9 @@ struct QuantRow {
 
 // Scalar reference dequantization: out[i] = the value the format encodes (out.size() == row.n).
 void dequantize(const QuantRow& row, std::span<float> out);
+// The exact values in double (every format's values are f16/f32 scales times small integers, exact
+// in 53 bits): a reference for tests of fused kernels.
+void dequantize_exact(const QuantRow& row, std::span<double> out);
 // Reference quantization of x into `out` (quant_row_bytes(type, x.size()) bytes): per-block scale
 // (and min) search for the k-quants, round to nearest for the rest.
 void quantize(QuantType type, std::span<const float> x, std::span<std::byte> out);

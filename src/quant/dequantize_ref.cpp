@@ -22,64 +22,71 @@ Block block_at(const std::byte* p, std::size_t i) {
   return b;
 }
 
-void dequant_q4_0(const std::byte* p, float* y, std::size_t nb) {
+// Every decoder is a template on the output type T: T = float is the format's f32 arithmetic,
+// T = double gives the exact values (f16 scales times small integers fit in 53 bits).
+template <class T>
+void dequant_q4_0(const std::byte* p, T* y, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i, y += 32) {
     const auto b = block_at<BlockQ4_0>(p, i);
-    const float d = f16_bits_to_f32(b.d);
+    const T d = f16_bits_to_f32(b.d);
     for (int j = 0; j < 16; ++j) {
-      y[j] = static_cast<float>((b.qs[j] & 0xF) - 8) * d;
-      y[j + 16] = static_cast<float>((b.qs[j] >> 4) - 8) * d;
+      y[j] = static_cast<T>((b.qs[j] & 0xF) - 8) * d;
+      y[j + 16] = static_cast<T>((b.qs[j] >> 4) - 8) * d;
     }
   }
 }
 
-void dequant_q8_0(const std::byte* p, float* y, std::size_t nb) {
+template <class T>
+void dequant_q8_0(const std::byte* p, T* y, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i, y += 32) {
     const auto b = block_at<BlockQ8_0>(p, i);
-    const float d = f16_bits_to_f32(b.d);
-    for (int j = 0; j < 32; ++j) y[j] = static_cast<float>(b.qs[j]) * d;
+    const T d = f16_bits_to_f32(b.d);
+    for (int j = 0; j < 32; ++j) y[j] = static_cast<T>(b.qs[j]) * d;
   }
 }
 
 // Q4_K and Q5_K share the layout but for the fifth bit (qh == nullptr for Q4_K).
-void dequant_k45(const std::uint8_t* scales, const std::uint8_t* qs, const std::uint8_t* qh, float d, float dmin,
-                 float* y) {
+template <class T>
+void dequant_k45(const std::uint8_t* scales, const std::uint8_t* qs, const std::uint8_t* qh, T d, T dmin, T* y) {
   for (int c = 0; c < 4; ++c) {  // chunk c: sub-blocks 2c (low nibbles) and 2c+1 (high nibbles)
     int sc0, m0, sc1, m1;
     k_scale_min(scales, 2 * c, &sc0, &m0);
     k_scale_min(scales, 2 * c + 1, &sc1, &m1);
-    const float d0 = d * static_cast<float>(sc0), min0 = dmin * static_cast<float>(m0);
-    const float d1 = d * static_cast<float>(sc1), min1 = dmin * static_cast<float>(m1);
+    const T d0 = d * static_cast<T>(sc0), min0 = dmin * static_cast<T>(m0);
+    const T d1 = d * static_cast<T>(sc1), min1 = dmin * static_cast<T>(m1);
     for (int l = 0; l < 32; ++l) {
       int q0 = qs[32 * c + l] & 0xF, q1 = qs[32 * c + l] >> 4;
       if (qh) {
         q0 += ((qh[l] >> (2 * c)) & 1) << 4;
         q1 += ((qh[l] >> (2 * c + 1)) & 1) << 4;
       }
-      y[64 * c + l] = d0 * static_cast<float>(q0) - min0;
-      y[64 * c + 32 + l] = d1 * static_cast<float>(q1) - min1;
+      y[64 * c + l] = d0 * static_cast<T>(q0) - min0;
+      y[64 * c + 32 + l] = d1 * static_cast<T>(q1) - min1;
     }
   }
 }
 
-void dequant_q4_k(const std::byte* p, float* y, std::size_t nb) {
+template <class T>
+void dequant_q4_k(const std::byte* p, T* y, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i, y += kQK) {
     const auto b = block_at<BlockQ4_K>(p, i);
-    dequant_k45(b.scales, b.qs, nullptr, f16_bits_to_f32(b.d), f16_bits_to_f32(b.dmin), y);
+    dequant_k45<T>(b.scales, b.qs, nullptr, f16_bits_to_f32(b.d), f16_bits_to_f32(b.dmin), y);
   }
 }
 
-void dequant_q5_k(const std::byte* p, float* y, std::size_t nb) {
+template <class T>
+void dequant_q5_k(const std::byte* p, T* y, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i, y += kQK) {
     const auto b = block_at<BlockQ5_K>(p, i);
-    dequant_k45(b.scales, b.qs, b.qh, f16_bits_to_f32(b.d), f16_bits_to_f32(b.dmin), y);
+    dequant_k45<T>(b.scales, b.qs, b.qh, f16_bits_to_f32(b.d), f16_bits_to_f32(b.dmin), y);
   }
 }
 
-void dequant_q6_k(const std::byte* p, float* y, std::size_t nb) {
+template <class T>
+void dequant_q6_k(const std::byte* p, T* y, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i) {
     const auto b = block_at<BlockQ6_K>(p, i);
-    const float d = f16_bits_to_f32(b.d);
+    const T d = f16_bits_to_f32(b.d);
     const std::uint8_t* ql = b.ql;
     const std::uint8_t* qh = b.qh;
     const std::int8_t* sc = b.scales;
@@ -90,45 +97,41 @@ void dequant_q6_k(const std::byte* p, float* y, std::size_t nb) {
         const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
         const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
         const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-        y[l] = d * static_cast<float>(sc[is]) * static_cast<float>(q1);
-        y[l + 32] = d * static_cast<float>(sc[is + 2]) * static_cast<float>(q2);
-        y[l + 64] = d * static_cast<float>(sc[is + 4]) * static_cast<float>(q3);
-        y[l + 96] = d * static_cast<float>(sc[is + 6]) * static_cast<float>(q4);
+        y[l] = d * static_cast<T>(sc[is]) * static_cast<T>(q1);
+        y[l + 32] = d * static_cast<T>(sc[is + 2]) * static_cast<T>(q2);
+        y[l + 64] = d * static_cast<T>(sc[is + 4]) * static_cast<T>(q3);
+        y[l + 96] = d * static_cast<T>(sc[is + 6]) * static_cast<T>(q4);
       }
     }
   }
 }
 
-void dequant_q8_k(const std::byte* p, float* y, std::size_t nb) {
+template <class T>
+void dequant_q8_k(const std::byte* p, T* y, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i, y += kQK) {
     const auto b = block_at<BlockQ8_K>(p, i);
-    for (int j = 0; j < kQK; ++j) y[j] = b.d * static_cast<float>(b.qs[j]);
+    for (int j = 0; j < kQK; ++j) y[j] = static_cast<T>(b.d) * static_cast<T>(b.qs[j]);
   }
 }
 
-}  // namespace
-
-void dequantize(const QuantRow& row, std::span<float> out) {
+template <class T>
+void dequantize_as(const QuantRow& row, std::span<T> out) {
   if (out.size() != row.n)
     throw ShapeError(strcat("dequantize: the row has ", row.n, " elements, out has ", out.size()));
   const std::byte* p = row.bytes.data();
   const std::size_t nb = row.n / quant_info(row.type).block_elems;
+  for (std::size_t i = 0; i < (row.type == QuantType::F32 ? row.n : 0); ++i) {
+    float f;
+    std::memcpy(&f, p + 4 * i, 4);
+    out[i] = f;
+  }
+  for (std::size_t i = 0; i < (row.type == QuantType::F16 || row.type == QuantType::BF16 ? row.n : 0); ++i) {
+    std::uint16_t h;
+    std::memcpy(&h, p + 2 * i, 2);
+    out[i] = row.type == QuantType::F16 ? f16_bits_to_f32(h) : detail::bf16_bits_to_f32(h);
+  }
   switch (row.type) {
-    case QuantType::F32: std::memcpy(out.data(), p, row.n * 4); break;
-    case QuantType::F16:
-      for (std::size_t i = 0; i < row.n; ++i) {
-        std::uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out[i] = f16_bits_to_f32(h);
-      }
-      break;
-    case QuantType::BF16:
-      for (std::size_t i = 0; i < row.n; ++i) {
-        std::uint16_t h;
-        std::memcpy(&h, p + 2 * i, 2);
-        out[i] = detail::bf16_bits_to_f32(h);
-      }
-      break;
+    case QuantType::F32: case QuantType::F16: case QuantType::BF16: break;
     case QuantType::Q4_0: dequant_q4_0(p, out.data(), nb); break;
     case QuantType::Q8_0: dequant_q8_0(p, out.data(), nb); break;
     case QuantType::Q4_K: dequant_q4_k(p, out.data(), nb); break;
@@ -137,5 +140,10 @@ void dequantize(const QuantRow& row, std::span<float> out) {
     case QuantType::Q8_K: dequant_q8_k(p, out.data(), nb); break;
   }
 }
+
+}  // namespace
+
+void dequantize(const QuantRow& row, std::span<float> out) { dequantize_as(row, out); }
+void dequantize_exact(const QuantRow& row, std::span<double> out) { dequantize_as(row, out); }
 
 }  // namespace trueno

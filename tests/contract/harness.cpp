@@ -5,6 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/half.h"
+#include "quant/blocks.h"
+#include "trueno/quant.h"
+
 namespace trueno::test {
 namespace {
 
@@ -71,7 +75,17 @@ std::uint16_t bf16_reference(float f) {
 
 }  // namespace
 
-bool is_vector_kind(Kind kind) { return kind != Kind::Matmul && kind != Kind::Matvec && kind != Kind::Transpose; }
+bool is_vector_kind(Kind kind) {
+  return kind != Kind::Matmul && kind != Kind::Matvec && kind != Kind::Transpose && kind != Kind::QDot;
+}
+
+void qdot_types(std::string_view op, int* w, int* x) {
+  // dot_<weight>_<activation>, e.g. dot_q4_k_q8_k
+  const std::string_view rest = op.substr(4);
+  const std::size_t split = rest.rfind("_q8_");
+  *w = static_cast<int>(parse_quant_type(rest.substr(0, split)));
+  *x = static_cast<int>(parse_quant_type(rest.substr(split + 1)));
+}
 
 Output run_kernel(const cpu::KernelInfo& k, const cpu::KernelTable& t, const Inputs& in) {
   Output out;
@@ -113,6 +127,11 @@ Output run_kernel(const cpu::KernelInfo& k, const cpu::KernelTable& t, const Inp
       Shifted<float> y(in.m, off + 3);
       k.fn<cpu::Matvec>(t)(in.m, in.k, a.p, in.lda, b.p, y.p);
       out.f = y.get(in.m);
+      break;
+    }
+    case Kind::QDot: {
+      Shifted<std::byte> w(in.wq, off), xq(in.xq, off + 1);
+      out.value = k.fn<cpu::QDot>(t)(w.p, xq.p, in.nb);
       break;
     }
     case Kind::Transpose: {  // A is m x k (lda), B is k x m (ldb)
@@ -268,6 +287,49 @@ Reference reference64(const cpu::KernelInfo& k, const Inputs& in) {
         r.mag.push_back(sa);
       }
       break;
+    case Kind::QDot: {
+      // f64 dot of the dequantized operands; magnitude = sum of |scale part| and |min part| products.
+      int wt, xt;
+      qdot_types(k.name, &wt, &xt);
+      const auto wtype = static_cast<QuantType>(wt), xtype = static_cast<QuantType>(xt);
+      const std::size_t n = in.nb * quant_info(wtype).block_elems;
+      std::vector<double> w(n), xd(n);
+      dequantize_exact(QuantRow::view(wtype, in.wq, n), w);
+      dequantize_exact(QuantRow::view(xtype, in.xq, n), xd);
+      std::vector<double> min_part(n, 0.0), dx(n, 0.0);
+      if (wtype == QuantType::Q4_K || wtype == QuantType::Q5_K) {
+        const std::size_t bb = quant_info(wtype).block_bytes;
+        for (std::size_t i = 0; i < n; ++i) {
+          quant::BlockQ4_K b;  // d, dmin and scales sit at the same offsets in Q5_K
+          std::memcpy(&b, in.wq.data() + (i / 256) * bb, 16);
+          int sc, m;
+          quant::k_scale_min(b.scales, static_cast<int>(i % 256 / 32), &sc, &m);
+          min_part[i] = static_cast<double>(detail::f16_bits_to_f32(b.dmin)) * m;
+        }
+      }
+      const std::size_t xb = quant_info(xtype).block_elems;
+      for (std::size_t b0 = 0; b0 < n; b0 += xb) {
+        double amax = 0;
+        for (std::size_t i = b0; i < b0 + xb; ++i) amax = std::max(amax, std::fabs(static_cast<double>(in.a[i])));
+        for (std::size_t i = b0; i < b0 + xb; ++i) dx[i] = amax / 127.0;
+      }
+      r.has_value = true;
+      const std::size_t wb = quant_info(wtype).block_elems;
+      for (std::size_t b0 = 0; b0 < n; b0 += wb) {
+        // Per weight block, the kernel rounds d*sumi and dmin*summ (exact integer sums): the
+        // magnitude is |scale part . x_q| + |min part . x_q| summed over blocks.
+        double scale_dot = 0, min_dot = 0;
+        for (std::size_t i = b0; i < b0 + wb; ++i) {
+          scale_dot += (w[i] + min_part[i]) * xd[i];
+          min_dot += min_part[i] * xd[i];
+          r.value += w[i] * xd[i];
+          r.value_unquantized += w[i] * in.a[i];
+          r.act_err += std::fabs(w[i]) * dx[i] * 0.5;
+        }
+        r.magnitude += std::fabs(scale_dot) + std::fabs(min_dot);
+      }
+      break;
+    }
     case Kind::Transpose:
       r.has_f = true;
       for (std::size_t j = 0; j < in.k; ++j)

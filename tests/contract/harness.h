@@ -7,6 +7,8 @@
 #include <random>
 #include <vector>
 
+#include <string_view>
+
 #include "cpu/registry.h"
 
 namespace trueno::test {
@@ -43,6 +45,8 @@ struct Inputs {
   std::vector<std::uint16_t> h;    // f16/bf16 input
   float alpha = 1.0f, lo = -10.0f, hi = 10.0f, eps = 1e-5f;
   std::size_t offset = 0;          // misalignment, in elements, of every buffer passed to the kernel
+  std::vector<std::byte> wq, xq;   // quantized weight row and activations (QDot)
+  std::size_t nb = 0;              // blocks (QDot)
 };
 
 struct Output {
@@ -60,6 +64,8 @@ struct Reference {
   double extra = 0.0;       // additive term (variance's gamma(n)^2 mean|x|^2)
   double abs_sum = 0.0;     // sum |x| (compensated bounds)
   double frob_mag = 0.0;    // norm_F(|A||B|)
+  double act_err = 0.0;     // QDot: sum_i |w_i| d_x(i) / 2, the activation quantization bound
+  double value_unquantized = 0.0;  // QDot: sum_i w_i x_i with the f32 activations
   std::size_t index = 0;
   bool has_index = false;
   std::vector<std::uint16_t> h;  // exact conversions
@@ -68,6 +74,8 @@ struct Reference {
 
 Output run_kernel(const cpu::KernelInfo& k, const cpu::KernelTable& t, const Inputs& in);
 Reference reference64(const cpu::KernelInfo& k, const Inputs& in);
+// QDot: the weight and activation types an op name like dot_q4_k_q8_k names.
+void qdot_types(std::string_view op, int* weight_type_id, int* act_type_id);
 bool is_vector_kind(cpu::Kind kind);
 
 }  // namespace trueno::test

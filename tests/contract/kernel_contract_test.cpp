@@ -14,6 +14,7 @@
 #include "cpu/dispatch.h"
 #include "harness.h"
 #include "trueno/backend.h"
+#include "trueno/quant.h"
 
 namespace trueno::test {
 namespace {
@@ -129,6 +130,13 @@ struct Checker {
         double err = 0;
         for (std::size_t i = 0; i < y.f.size(); ++i) err += (y.f[i] - r.f[i]) * (y.f[i] - r.f[i]);
         ASSERT_LE(std::sqrt(err), o.num("factor") * gamma_n(in.k) * r.frob_mag);
+      } else if (o.type == "qdot_f64") {
+        const double bound = o.num("factor") * gamma_n(static_cast<double>(in.nb) + 2.0) * r.magnitude;
+        ASSERT_LE(std::fabs(y.value - r.value), bound) << "got " << y.value << ", f64 of the quantized operands " << r.value;
+      } else if (o.type == "qdot_activation_f64") {
+        const double bound = r.act_err + o.num("factor") * gamma_n(static_cast<double>(in.nb) + 2.0) * r.magnitude;
+        ASSERT_LE(std::fabs(y.value - r.value_unquantized), bound)
+            << "got " << y.value << ", f64 with unquantized activations " << r.value_unquantized;
       } else if (o.type == "matvec_f64") {
         for (std::size_t i = 0; i < y.f.size(); ++i)
           ASSERT_LE(std::fabs(y.f[i] - r.f[i]), o.num("factor") * gamma_n(in.k) * r.mag[i]) << "row " << i;
@@ -266,6 +274,30 @@ TEST_P(KernelContract, Obligations) {
       in.n = in.a.size();
       run_case(in, "boundary walk", false);
       run_case(in, "boundary walk", true);
+    }
+    return;
+  }
+
+  if (k->kind == Kind::QDot) {
+    int wt, xt;
+    qdot_types(p.op, &wt, &xt);
+    const auto wtype = static_cast<QuantType>(wt), xtype = static_cast<QuantType>(xt);
+    std::vector<std::size_t> blocks = {1, 2, 3, 5, 8, 16, 1 + rng() % 64};
+    std::normal_distribution<float> g(0.0f, 0.02f);
+    for (std::size_t nb : blocks) {
+      Inputs in;
+      in.nb = nb;
+      const std::size_t n = nb * quant_info(wtype).block_elems;
+      std::vector<float> w(n);
+      for (auto& v : w) v = g(rng);
+      in.a = draws(rng, n, contract.lo, contract.hi);  // activations
+      in.wq.resize(quant_row_bytes(wtype, n));
+      in.xq.resize(quant_row_bytes(xtype, n));
+      quantize(wtype, w, in.wq);
+      quantize(xtype, in.a, in.xq);
+      in.offset = nb % 4;  // byte misalignment of both rows
+      run_case(in, "blocks=" + std::to_string(nb) + " offset=" + std::to_string(in.offset), false);
+      if (HasFatalFailure()) return;
     }
     return;
   }

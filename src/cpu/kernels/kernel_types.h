@@ -40,6 +40,9 @@ using Matvec = void(std::size_t m, std::size_t k, const float* a, std::size_t ld
 // B[cols][rows] = A[rows][cols]^T
 using Transpose = void(std::size_t rows, std::size_t cols, const float* a, std::size_t lda, float* b,
                        std::size_t ldb);
+// One weight row of nb blocks against activations quantized to the matching 8-bit blocks
+// (Note [Quantized activations] in qdot/qdot_impl.h).
+using QDot = float(const void* w, const void* xq, std::size_t nb);
 
 // One backend's kernels, one field per entry of TRUENO_KERNEL_LIST.
 struct KernelTable {
