@@ -6,6 +6,8 @@
 #include <span>
 #include <string_view>
 
+#include "trueno/backend.h"
+
 namespace trueno {
 
 // Values are the GGUF type ids.
@@ -56,5 +58,23 @@ void dequantize_exact(const QuantRow& row, std::span<double> out);
 // Reference quantization of x into `out` (quant_row_bytes(type, x.size()) bytes): per-block scale
 // (and min) search for the k-quants, round to nearest for the rest.
 void quantize(QuantType type, std::span<const float> x, std::span<std::byte> out);
+
+// ---- fused quantized kernels (weights read once, never dequantized to memory) ----
+// W is row-major: `rows` rows of quant_row_bytes(type, cols) bytes. The activations are quantized once
+// per call to Q8_K (k-quant weights) or Q8_0 (Q4_0/Q8_0 weights) and multiplied as integers (Note
+// [Quantized activations], src/cpu/kernels/qdot/qdot_impl.h); F32/F16/BF16 weights use f32 dots.
+// Rows are split across trueno::num_threads(); results do not depend on the thread count.
+
+// y[rows] = W x
+void quant_matvec(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,
+                  std::span<const float> x, std::span<float> y, std::optional<Backend> backend = {});
+// out[rows] = silu(W_gate x) * (W_up x), one pass over both weight matrices.
+void quant_gate_up_swiglu(QuantType type, std::span<const std::byte> w_gate, std::span<const std::byte> w_up,
+                          std::size_t rows, std::size_t cols, std::span<const float> x, std::span<float> out,
+                          std::optional<Backend> backend = {});
+// Y[m][rows] = X[m][cols] W^T for m activation rows (prefill): each weight row is read from memory once
+// and applied to all m rows while it is in cache. Row i of Y equals quant_matvec of row i of X exactly.
+void quant_matmul(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,
+                  std::span<const float> x, std::size_t m, std::span<float> y, std::optional<Backend> backend = {});
 
 }  // namespace trueno

@@ -1,0 +1,122 @@
+// Fused quantized matvec / gate-up-SwiGLU / batched matmul: argument checks, activation
+// quantization, and the row split across the pool; the block dots come from the dispatch table.
+#include <algorithm>
+#include <cstring>
+
+#include "core/parallel.h"
+#include "core/strings.h"
+#include "cpu/dispatch.h"
+#include "trueno/error.h"
+#include "trueno/quant.h"
+#include "trueno/threads.h"
+
+namespace trueno {
+namespace {
+
+using QDotFn = float (*)(const void*, const void*, std::size_t);
+
+// The block dot for a weight type and the activation type it pairs with; null for float weights.
+QDotFn qdot_for(const cpu::KernelTable& t, QuantType type, QuantType* act) {
+  switch (type) {
+    case QuantType::Q4_0: *act = QuantType::Q8_0; return t.dot_q4_0_q8_0;
+    case QuantType::Q8_0: *act = QuantType::Q8_0; return t.dot_q8_0_q8_0;
+    case QuantType::Q4_K: *act = QuantType::Q8_K; return t.dot_q4_k_q8_k;
+    case QuantType::Q5_K: *act = QuantType::Q8_K; return t.dot_q5_k_q8_k;
+    case QuantType::Q6_K: *act = QuantType::Q8_K; return t.dot_q6_k_q8_k;
+    case QuantType::F32: case QuantType::F16: case QuantType::BF16: *act = type; return nullptr;
+    case QuantType::Q8_K: break;
+  }
+  throw InvalidArgument(strcat("quant_matvec: ", quant_info(type).name, " is an activation format, not a weight format"));
+}
+
+// Everything a row task needs: one weight matrix (or two), the quantized activations, outputs.
+struct Job {
+  const cpu::KernelTable* table;
+  QDotFn dot;
+  QuantType type;
+  const std::byte* w[2];
+  int n_w;
+  std::size_t rows, cols, row_bytes, rows_per_task;
+  const std::byte* xq;     // m rows of quantized activations (quantized types)
+  const float* x;          // m rows of f32 activations (float types)
+  std::size_t xq_bytes, m;
+  float* y[2];             // y[k][i * rows + r]
+};
+
+float row_dot(const Job& g, int k, std::size_t r, std::size_t i) {
+  const std::byte* wr = g.w[k] + r * g.row_bytes;
+  if (g.dot) return g.dot(wr, g.xq + i * g.xq_bytes, g.cols / quant_info(g.type).block_elems);
+  float* tmp = detail::thread_scratch(detail::ScratchSlot::kRow, g.cols);
+  dequantize(QuantRow{g.type, std::span<const std::byte>(wr, g.row_bytes), g.cols}, std::span<float>(tmp, g.cols));
+  return g.table->dot(tmp, g.x + i * g.cols, g.cols);
+}
+
+void run_rows(void* ctx, std::size_t task) {
+  const Job& g = *static_cast<const Job*>(ctx);
+  const std::size_t end = std::min(g.rows, (task + 1) * g.rows_per_task);
+  for (std::size_t r = task * g.rows_per_task; r < end; ++r)
+    for (int k = 0; k < g.n_w; ++k)
+      for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = row_dot(g, k, r, i);  // weight row hot in cache
+}
+
+void check(const char* op, QuantType type, std::size_t w_bytes, std::size_t rows, std::size_t cols, std::size_t x_size,
+           std::size_t m, std::size_t y_size) {
+  const std::size_t rb = quant_row_bytes(type, cols);
+  if (w_bytes != rows * rb)
+    throw ShapeError(strcat(op, ": ", rows, " rows of ", cols, " ", quant_info(type).name, " take ", rows * rb,
+                            " bytes, the weights have ", w_bytes));
+  if (x_size != m * cols || y_size != m * rows)
+    throw ShapeError(strcat(op, ": x has ", x_size, " values (need ", m * cols, "), y has ", y_size, " (need ", m * rows,
+                            ")"));
+}
+
+void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w1, std::size_t rows,
+         std::size_t cols, std::span<const float> x, std::size_t m, float* y0, float* y1,
+         std::optional<Backend> backend) {
+  const cpu::KernelTable& t = cpu::kernels(backend, op);
+  Job g{};
+  g.table = &t;
+  QuantType act = type;
+  g.dot = qdot_for(t, type, &act);
+  g.type = type;
+  g.w[0] = w0, g.w[1] = w1, g.n_w = w1 ? 2 : 1;
+  g.rows = rows, g.cols = cols, g.row_bytes = quant_row_bytes(type, cols), g.m = m;
+  g.x = x.data();
+  g.y[0] = y0, g.y[1] = y1;
+  if (g.dot) {  // quantize the activations once (scratch of the calling thread: no allocation per call)
+    g.xq_bytes = quant_row_bytes(act, cols);
+    auto* xq = reinterpret_cast<std::byte*>(detail::thread_scratch(detail::ScratchSlot::kQuantX, (m * g.xq_bytes + 3) / 4));
+    for (std::size_t i = 0; i < m; ++i)
+      quantize(act, x.subspan(i * cols, cols), std::span<std::byte>(xq + i * g.xq_bytes, g.xq_bytes));
+    g.xq = xq;
+  }
+  // ~32K weight bytes per task: enough to amortize a task, many tasks for balance.
+  g.rows_per_task = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
+  detail::parallel_run((rows + g.rows_per_task - 1) / g.rows_per_task, run_rows, &g);
+}
+
+}  // namespace
+
+void quant_matvec(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,
+                  std::span<const float> x, std::span<float> y, std::optional<Backend> backend) {
+  check("quant_matvec", type, w.size(), rows, cols, x.size(), 1, y.size());
+  run("quant_matvec", type, w.data(), nullptr, rows, cols, x, 1, y.data(), nullptr, backend);
+}
+
+void quant_matmul(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,
+                  std::span<const float> x, std::size_t m, std::span<float> y, std::optional<Backend> backend) {
+  check("quant_matmul", type, w.size(), rows, cols, x.size(), m, y.size());
+  run("quant_matmul", type, w.data(), nullptr, rows, cols, x, m, y.data(), nullptr, backend);
+}
+
+void quant_gate_up_swiglu(QuantType type, std::span<const std::byte> w_gate, std::span<const std::byte> w_up,
+                          std::size_t rows, std::size_t cols, std::span<const float> x, std::span<float> out,
+                          std::optional<Backend> backend) {
+  check("quant_gate_up_swiglu", type, w_gate.size(), rows, cols, x.size(), 1, out.size());
+  check("quant_gate_up_swiglu", type, w_up.size(), rows, cols, x.size(), 1, out.size());
+  float* up = detail::thread_scratch(detail::ScratchSlot::kGather, rows);
+  run("quant_gate_up_swiglu", type, w_gate.data(), w_up.data(), rows, cols, x, 1, out.data(), up, backend);
+  cpu::kernels(backend, "quant_gate_up_swiglu").swiglu(out.data(), up, out.data(), rows);
+}
+
+}  // namespace trueno
