@@ -31,4 +31,4 @@ function(trueno_kernel_family out family)
   set(${out} ${${out}} ${files} PARENT_SCOPE)
 endfunction()
 
-set(TRUENO_KERNEL_FAMILIES elementwise reduce normalize convert gemm qdot)
+set(TRUENO_KERNEL_FAMILIES elementwise reduce normalize convert gemm qdot qdequant)

@@ -50,8 +50,9 @@ struct QuantRow {
   static QuantRow view(QuantType type, std::span<const std::byte> bytes, std::size_t n);
 };
 
-// Scalar reference dequantization: out[i] = the value the format encodes (out.size() == row.n).
-void dequantize(const QuantRow& row, std::span<float> out);
+// Dequantization to f32 on the current (or given) backend: out[i] = the value the format encodes,
+// computed with the format's f32 operations; every backend gives identical bits (out.size() == row.n).
+void dequantize(const QuantRow& row, std::span<float> out, std::optional<Backend> backend = {});
 // The exact values in double (every format's values are f16/f32 scales times small integers, exact
 // in 53 bits): a reference for tests of fused kernels.
 void dequantize_exact(const QuantRow& row, std::span<double> out);

@@ -6,19 +6,19 @@
 
 namespace trueno::detail {
 
-inline std::uint32_t f32_bits(float f) {
+static inline std::uint32_t f32_bits(float f) {
   std::uint32_t u;
   std::memcpy(&u, &f, 4);
   return u;
 }
 
-inline float f32_from_bits(std::uint32_t u) {
+static inline float f32_from_bits(std::uint32_t u) {
   float f;
   std::memcpy(&f, &u, 4);
   return f;
 }
 
-inline std::uint16_t f32_to_f16_bits(float f) {
+static inline std::uint16_t f32_to_f16_bits(float f) {
   std::uint32_t x = f32_bits(f);
   const std::uint32_t sign = (x >> 16) & 0x8000u;
   x &= 0x7fffffffu;
@@ -37,7 +37,7 @@ inline std::uint16_t f32_to_f16_bits(float f) {
   return static_cast<std::uint16_t>(sign | h);
 }
 
-inline float f16_bits_to_f32(std::uint16_t h) {
+static inline float f16_bits_to_f32(std::uint16_t h) {
   const std::uint32_t sign = static_cast<std::uint32_t>(h & 0x8000u) << 16;
   const std::uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
   if (e == 0) return f32_from_bits(sign | f32_bits(static_cast<float>(m) * 5.9604644775390625e-8f));  // m * 2^-24
@@ -45,12 +45,12 @@ inline float f16_bits_to_f32(std::uint16_t h) {
   return f32_from_bits(sign | ((static_cast<std::uint32_t>(h & 0x7fffu) << 13) + (112u << 23)));
 }
 
-inline std::uint16_t f32_to_bf16_bits(float f) {
+static inline std::uint16_t f32_to_bf16_bits(float f) {
   const std::uint32_t x = f32_bits(f);
   if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);
   return static_cast<std::uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-inline float bf16_bits_to_f32(std::uint16_t h) { return f32_from_bits(static_cast<std::uint32_t>(h) << 16); }
+static inline float bf16_bits_to_f32(std::uint16_t h) { return f32_from_bits(static_cast<std::uint32_t>(h) << 16); }
 
 }  // namespace trueno::detail

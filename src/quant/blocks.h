@@ -41,8 +41,9 @@ static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ8_0) == 34, "32-element bl
 static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210, "k-quants");
 static_assert(sizeof(BlockQ8_K) == 292, "Q8_K");
 
-// The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block.
-inline void k_scale_min(const std::uint8_t* scales, int j, int* sc, int* m) {
+// The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block. Internal linkage: included by
+// ISA-compiled kernels (Note [ISA namespaces]).
+static inline void k_scale_min(const std::uint8_t* scales, int j, int* sc, int* m) {
   if (j < 4) {
     *sc = scales[j] & 63;
     *m = scales[j + 4] & 63;

@@ -1,149 +1,71 @@
-// Reference dequantization of every supported type, one block at a time, exactly as the format
-// defines the values (../shared/docs/quant-formats.md). Blocks are copied out with memcpy, so rows
-// may start at any address.
+// trueno::dequantize (through the dispatch table: every backend has the decoders) and
+// trueno::dequantize_exact (the same decoders in double).
 #include <cstring>
 
-#include "core/half.h"
+#include "cpu/simd/vec_scalar.h"
 #include "core/strings.h"
-#include "quant/blocks.h"
+#include "cpu/dispatch.h"
+#include "cpu/kernels/qdequant/qdequant_impl.h"
 #include "trueno/error.h"
 #include "trueno/quant.h"
 
 namespace trueno {
 namespace {
 
-using namespace quant;
-using detail::f16_bits_to_f32;
-
-template <class Block>
-Block block_at(const std::byte* p, std::size_t i) {
-  Block b;
-  std::memcpy(&b, p + i * sizeof(Block), sizeof(Block));
-  return b;
-}
-
-// Every decoder is a template on the output type T: T = float is the format's f32 arithmetic,
-// T = double gives the exact values (f16 scales times small integers fit in 53 bits).
-template <class T>
-void dequant_q4_0(const std::byte* p, T* y, std::size_t nb) {
-  for (std::size_t i = 0; i < nb; ++i, y += 32) {
-    const auto b = block_at<BlockQ4_0>(p, i);
-    const T d = f16_bits_to_f32(b.d);
-    for (int j = 0; j < 16; ++j) {
-      y[j] = static_cast<T>((b.qs[j] & 0xF) - 8) * d;
-      y[j + 16] = static_cast<T>((b.qs[j] >> 4) - 8) * d;
-    }
-  }
-}
+namespace ref = cpu::scalar;
 
 template <class T>
-void dequant_q8_0(const std::byte* p, T* y, std::size_t nb) {
-  for (std::size_t i = 0; i < nb; ++i, y += 32) {
-    const auto b = block_at<BlockQ8_0>(p, i);
-    const T d = f16_bits_to_f32(b.d);
-    for (int j = 0; j < 32; ++j) y[j] = static_cast<T>(b.qs[j]) * d;
-  }
-}
-
-// Q4_K and Q5_K share the layout but for the fifth bit (qh == nullptr for Q4_K).
-template <class T>
-void dequant_k45(const std::uint8_t* scales, const std::uint8_t* qs, const std::uint8_t* qh, T d, T dmin, T* y) {
-  for (int c = 0; c < 4; ++c) {  // chunk c: sub-blocks 2c (low nibbles) and 2c+1 (high nibbles)
-    int sc0, m0, sc1, m1;
-    k_scale_min(scales, 2 * c, &sc0, &m0);
-    k_scale_min(scales, 2 * c + 1, &sc1, &m1);
-    const T d0 = d * static_cast<T>(sc0), min0 = dmin * static_cast<T>(m0);
-    const T d1 = d * static_cast<T>(sc1), min1 = dmin * static_cast<T>(m1);
-    for (int l = 0; l < 32; ++l) {
-      int q0 = qs[32 * c + l] & 0xF, q1 = qs[32 * c + l] >> 4;
-      if (qh) {
-        q0 += ((qh[l] >> (2 * c)) & 1) << 4;
-        q1 += ((qh[l] >> (2 * c + 1)) & 1) << 4;
-      }
-      y[64 * c + l] = d0 * static_cast<T>(q0) - min0;
-      y[64 * c + 32 + l] = d1 * static_cast<T>(q1) - min1;
-    }
-  }
-}
-
-template <class T>
-void dequant_q4_k(const std::byte* p, T* y, std::size_t nb) {
-  for (std::size_t i = 0; i < nb; ++i, y += kQK) {
-    const auto b = block_at<BlockQ4_K>(p, i);
-    dequant_k45<T>(b.scales, b.qs, nullptr, f16_bits_to_f32(b.d), f16_bits_to_f32(b.dmin), y);
-  }
-}
-
-template <class T>
-void dequant_q5_k(const std::byte* p, T* y, std::size_t nb) {
-  for (std::size_t i = 0; i < nb; ++i, y += kQK) {
-    const auto b = block_at<BlockQ5_K>(p, i);
-    dequant_k45<T>(b.scales, b.qs, b.qh, f16_bits_to_f32(b.d), f16_bits_to_f32(b.dmin), y);
-  }
-}
-
-template <class T>
-void dequant_q6_k(const std::byte* p, T* y, std::size_t nb) {
-  for (std::size_t i = 0; i < nb; ++i) {
-    const auto b = block_at<BlockQ6_K>(p, i);
-    const T d = f16_bits_to_f32(b.d);
-    const std::uint8_t* ql = b.ql;
-    const std::uint8_t* qh = b.qh;
-    const std::int8_t* sc = b.scales;
-    for (int half = 0; half < 2; ++half, y += 128, ql += 64, qh += 32, sc += 8) {
-      for (int l = 0; l < 32; ++l) {
-        const int is = l / 16;
-        const int q1 = ((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32;
-        const int q2 = ((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32;
-        const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
-        const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
-        y[l] = d * static_cast<T>(sc[is]) * static_cast<T>(q1);
-        y[l + 32] = d * static_cast<T>(sc[is + 2]) * static_cast<T>(q2);
-        y[l + 64] = d * static_cast<T>(sc[is + 4]) * static_cast<T>(q3);
-        y[l + 96] = d * static_cast<T>(sc[is + 6]) * static_cast<T>(q4);
-      }
-    }
-  }
-}
-
-template <class T>
-void dequant_q8_k(const std::byte* p, T* y, std::size_t nb) {
-  for (std::size_t i = 0; i < nb; ++i, y += kQK) {
-    const auto b = block_at<BlockQ8_K>(p, i);
-    for (int j = 0; j < kQK; ++j) y[j] = static_cast<T>(b.d) * static_cast<T>(b.qs[j]);
-  }
-}
-
-template <class T>
-void dequantize_as(const QuantRow& row, std::span<T> out) {
-  if (out.size() != row.n)
-    throw ShapeError(strcat("dequantize: the row has ", row.n, " elements, out has ", out.size()));
+void plain_types(const QuantRow& row, T* out) {
   const std::byte* p = row.bytes.data();
-  const std::size_t nb = row.n / quant_info(row.type).block_elems;
-  for (std::size_t i = 0; i < (row.type == QuantType::F32 ? row.n : 0); ++i) {
-    float f;
-    std::memcpy(&f, p + 4 * i, 4);
-    out[i] = f;
+  for (std::size_t i = 0; i < row.n; ++i) {
+    if (row.type == QuantType::F32) {
+      float f;
+      std::memcpy(&f, p + 4 * i, 4);
+      out[i] = f;
+    } else {
+      std::uint16_t h;
+      std::memcpy(&h, p + 2 * i, 2);
+      out[i] = row.type == QuantType::F16 ? detail::f16_bits_to_f32(h) : detail::bf16_bits_to_f32(h);
+    }
   }
-  for (std::size_t i = 0; i < (row.type == QuantType::F16 || row.type == QuantType::BF16 ? row.n : 0); ++i) {
-    std::uint16_t h;
-    std::memcpy(&h, p + 2 * i, 2);
-    out[i] = row.type == QuantType::F16 ? f16_bits_to_f32(h) : detail::bf16_bits_to_f32(h);
-  }
-  switch (row.type) {
-    case QuantType::F32: case QuantType::F16: case QuantType::BF16: break;
-    case QuantType::Q4_0: dequant_q4_0(p, out.data(), nb); break;
-    case QuantType::Q8_0: dequant_q8_0(p, out.data(), nb); break;
-    case QuantType::Q4_K: dequant_q4_k(p, out.data(), nb); break;
-    case QuantType::Q5_K: dequant_q5_k(p, out.data(), nb); break;
-    case QuantType::Q6_K: dequant_q6_k(p, out.data(), nb); break;
-    case QuantType::Q8_K: dequant_q8_k(p, out.data(), nb); break;
-  }
+}
+
+void check(const QuantRow& row, std::size_t out_size) {
+  if (out_size != row.n) throw ShapeError(strcat("dequantize: the row has ", row.n, " elements, out has ", out_size));
 }
 
 }  // namespace
 
-void dequantize(const QuantRow& row, std::span<float> out) { dequantize_as(row, out); }
-void dequantize_exact(const QuantRow& row, std::span<double> out) { dequantize_as(row, out); }
+void dequantize(const QuantRow& row, std::span<float> out, std::optional<Backend> backend) {
+  check(row, out.size());
+  const std::size_t nb = row.n / quant_info(row.type).block_elems;
+  const void* p = row.bytes.data();
+  if (quant_info(row.type).block_elems == 1) return plain_types(row, out.data());
+  const cpu::KernelTable& t = cpu::kernels(backend, "dequantize");
+  switch (row.type) {
+    case QuantType::Q4_0: t.dequant_q4_0(p, out.data(), nb); break;
+    case QuantType::Q8_0: t.dequant_q8_0(p, out.data(), nb); break;
+    case QuantType::Q4_K: t.dequant_q4_k(p, out.data(), nb); break;
+    case QuantType::Q5_K: t.dequant_q5_k(p, out.data(), nb); break;
+    case QuantType::Q6_K: t.dequant_q6_k(p, out.data(), nb); break;
+    case QuantType::Q8_K: t.dequant_q8_k(p, out.data(), nb); break;
+    default: break;
+  }
+}
+
+void dequantize_exact(const QuantRow& row, std::span<double> out) {
+  check(row, out.size());
+  const std::size_t nb = row.n / quant_info(row.type).block_elems;
+  const auto* p = reinterpret_cast<const unsigned char*>(row.bytes.data());
+  switch (row.type) {
+    case QuantType::F32: case QuantType::F16: case QuantType::BF16: plain_types(row, out.data()); break;
+    case QuantType::Q4_0: ref::dequant_q4_0(p, out.data(), nb); break;
+    case QuantType::Q8_0: ref::dequant_q8_0(p, out.data(), nb); break;
+    case QuantType::Q4_K: ref::dequant_q4_k(p, out.data(), nb); break;
+    case QuantType::Q5_K: ref::dequant_q5_k(p, out.data(), nb); break;
+    case QuantType::Q6_K: ref::dequant_q6_k(p, out.data(), nb); break;
+    case QuantType::Q8_K: ref::dequant_q8_k(p, out.data(), nb); break;
+  }
+}
 
 }  // namespace trueno

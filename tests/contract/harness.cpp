@@ -73,10 +73,26 @@ std::uint16_t bf16_reference(float f) {
   return static_cast<std::uint16_t>((take_lo ? lo : hi) >> 16);
 }
 
+// The min part dmin*m of each element of a Q4_K/Q5_K row (0 for other types).
+std::vector<double> min_parts(QuantType type, const std::vector<std::byte>& row, std::size_t n) {
+  std::vector<double> parts(n, 0.0);
+  if (type != QuantType::Q4_K && type != QuantType::Q5_K) return parts;
+  const std::size_t bb = quant_info(type).block_bytes;
+  for (std::size_t i = 0; i < n; ++i) {
+    quant::BlockQ4_K b;  // d, dmin and scales sit at the same offsets in Q5_K
+    std::memcpy(&b, row.data() + (i / 256) * bb, 16);
+    int sc, m;
+    quant::k_scale_min(b.scales, static_cast<int>(i % 256 / 32), &sc, &m);
+    parts[i] = static_cast<double>(detail::f16_bits_to_f32(b.dmin)) * m;
+  }
+  return parts;
+}
+
 }  // namespace
 
 bool is_vector_kind(Kind kind) {
-  return kind != Kind::Matmul && kind != Kind::Matvec && kind != Kind::Transpose && kind != Kind::QDot;
+  return kind != Kind::Matmul && kind != Kind::Matvec && kind != Kind::Transpose && kind != Kind::QDot &&
+         kind != Kind::Dequant;
 }
 
 void qdot_types(std::string_view op, int* w, int* x) {
@@ -127,6 +143,13 @@ Output run_kernel(const cpu::KernelInfo& k, const cpu::KernelTable& t, const Inp
       Shifted<float> y(in.m, off + 3);
       k.fn<cpu::Matvec>(t)(in.m, in.k, a.p, in.lda, b.p, y.p);
       out.f = y.get(in.m);
+      break;
+    }
+    case Kind::Dequant: {
+      Shifted<std::byte> w(in.wq, off);
+      Shifted<float> y(in.n, off + 2);
+      k.fn<cpu::Dequant>(t)(w.p, y.p, in.nb);
+      out.f = y.get(in.n);
       break;
     }
     case Kind::QDot: {
@@ -287,6 +310,17 @@ Reference reference64(const cpu::KernelInfo& k, const Inputs& in) {
         r.mag.push_back(sa);
       }
       break;
+    case Kind::Dequant: {
+      // Exact values; magnitude per element = |scale part| + |min part| (rounded separately in f32).
+      const auto type = parse_quant_type(k.name.substr(8));
+      std::vector<double> exact(in.n);
+      dequantize_exact(QuantRow::view(type, in.wq, in.n), exact);
+      const std::vector<double> min_part = min_parts(type, in.wq, in.n);
+      r.has_f = true;
+      r.f = exact;
+      for (std::size_t i = 0; i < in.n; ++i) r.mag.push_back(std::fabs(exact[i] + min_part[i]) + min_part[i]);
+      break;
+    }
     case Kind::QDot: {
       // f64 dot of the dequantized operands; magnitude = sum of |scale part| and |min part| products.
       int wt, xt;
@@ -296,17 +330,8 @@ Reference reference64(const cpu::KernelInfo& k, const Inputs& in) {
       std::vector<double> w(n), xd(n);
       dequantize_exact(QuantRow::view(wtype, in.wq, n), w);
       dequantize_exact(QuantRow::view(xtype, in.xq, n), xd);
-      std::vector<double> min_part(n, 0.0), dx(n, 0.0);
-      if (wtype == QuantType::Q4_K || wtype == QuantType::Q5_K) {
-        const std::size_t bb = quant_info(wtype).block_bytes;
-        for (std::size_t i = 0; i < n; ++i) {
-          quant::BlockQ4_K b;  // d, dmin and scales sit at the same offsets in Q5_K
-          std::memcpy(&b, in.wq.data() + (i / 256) * bb, 16);
-          int sc, m;
-          quant::k_scale_min(b.scales, static_cast<int>(i % 256 / 32), &sc, &m);
-          min_part[i] = static_cast<double>(detail::f16_bits_to_f32(b.dmin)) * m;
-        }
-      }
+      const std::vector<double> min_part = min_parts(wtype, in.wq, n);
+      std::vector<double> dx(n, 0.0);
       const std::size_t xb = quant_info(xtype).block_elems;
       for (std::size_t b0 = 0; b0 < n; b0 += xb) {
         double amax = 0;

@@ -130,6 +130,10 @@ struct Checker {
         double err = 0;
         for (std::size_t i = 0; i < y.f.size(); ++i) err += (y.f[i] - r.f[i]) * (y.f[i] - r.f[i]);
         ASSERT_LE(std::sqrt(err), o.num("factor") * gamma_n(in.k) * r.frob_mag);
+      } else if (o.type == "dequant_f64") {
+        for (std::size_t i = 0; i < y.f.size(); ++i)
+          ASSERT_LE(std::fabs(y.f[i] - r.f[i]), o.num("ulps") * kU * r.mag[i]) << "element " << i << ": " << y.f[i]
+                                                                            << " vs exact " << r.f[i];
       } else if (o.type == "qdot_f64") {
         const double bound = o.num("factor") * gamma_n(static_cast<double>(in.nb) + 2.0) * r.magnitude;
         ASSERT_LE(std::fabs(y.value - r.value), bound) << "got " << y.value << ", f64 of the quantized operands " << r.value;
@@ -161,7 +165,7 @@ struct Checker {
     ASSERT_EQ(ulp_distance(y.value, want.value), 0) << y.value << " vs " << want.value;
     ASSERT_EQ(y.f.size(), want.f.size());
     for (std::size_t i = 0; i < y.f.size(); ++i) {
-      if (k.kind == Kind::FromHalf) {  // conversions: identical bits, NaN payloads included
+      if (k.kind == Kind::FromHalf || k.kind == Kind::Dequant) {  // identical bits, NaN payloads included
         ASSERT_EQ(std::memcmp(&y.f[i], &want.f[i], 4), 0) << "element " << i << ": " << y.f[i] << " vs " << want.f[i];
       } else {
         ASSERT_EQ(ulp_distance(y.f[i], want.f[i]), 0) << "element " << i;
@@ -278,6 +282,27 @@ TEST_P(KernelContract, Obligations) {
     return;
   }
 
+  if (k->kind == Kind::Dequant) {
+    const auto type = parse_quant_type(p.op.substr(8));
+    std::normal_distribution<float> g(0.0f, 0.02f);
+    for (std::size_t nb : {std::size_t{1}, std::size_t{2}, std::size_t{7}, 1 + rng() % 40}) {
+      Inputs in;
+      in.nb = nb;
+      in.n = nb * quant_info(type).block_elems;
+      std::vector<float> w(in.n);
+      for (auto& v : w) v = g(rng);
+      in.wq.resize(quant_row_bytes(type, in.n));
+      quantize(type, w, in.wq);
+      in.offset = nb % 4;
+      run_case(in, "blocks=" + std::to_string(nb) + " offset=" + std::to_string(in.offset), false);
+      if (HasFatalFailure()) return;
+      // Random bytes: every bit pattern of levels and scales (NaN/inf scales included) must decode alike.
+      for (auto& b : in.wq) b = static_cast<std::byte>(rng());
+      run_case(in, "random bytes, blocks=" + std::to_string(nb), true);
+      if (HasFatalFailure()) return;
+    }
+    return;
+  }
   if (k->kind == Kind::QDot) {
     int wt, xt;
     qdot_types(p.op, &wt, &xt);

@@ -43,6 +43,8 @@ using Transpose = void(std::size_t rows, std::size_t cols, const float* a, std::
 // One weight row of nb blocks against activations quantized to the matching 8-bit blocks
 // (Note [Quantized activations] in qdot/qdot_impl.h).
 using QDot = float(const void* w, const void* xq, std::size_t nb);
+// nb blocks of a quantized type -> f32 values.
+using Dequant = void(const void* src, float* dst, std::size_t nb);
 
 // One backend's kernels, one field per entry of TRUENO_KERNEL_LIST.
 struct KernelTable {
