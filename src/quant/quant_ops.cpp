@@ -46,9 +46,18 @@ struct Job {
 float row_dot(const Job& g, int k, std::size_t r, std::size_t i) {
   const std::byte* wr = g.w[k] + r * g.row_bytes;
   if (g.dot) return g.dot(wr, g.xq + i * g.xq_bytes, g.cols / quant_info(g.type).block_elems);
+  // Float weights: F32 rows are dotted in place, 16-bit rows widened with the conversion kernels.
+  const float* xi = g.x + i * g.cols;
+  if (g.type == QuantType::F32) {
+    float* tmp = detail::thread_scratch(detail::ScratchSlot::kRow, g.cols);
+    std::memcpy(tmp, wr, g.cols * 4);  // rows may be unaligned for float loads only through memcpy
+    return g.table->dot(tmp, xi, g.cols);
+  }
+  auto* halves = reinterpret_cast<std::uint16_t*>(detail::thread_scratch(detail::ScratchSlot::kGather, g.cols));
+  std::memcpy(halves, wr, g.cols * 2);
   float* tmp = detail::thread_scratch(detail::ScratchSlot::kRow, g.cols);
-  dequantize(QuantRow{g.type, std::span<const std::byte>(wr, g.row_bytes), g.cols}, std::span<float>(tmp, g.cols));
-  return g.table->dot(tmp, g.x + i * g.cols, g.cols);
+  (g.type == QuantType::F16 ? g.table->f16_to_f32 : g.table->bf16_to_f32)(halves, tmp, g.cols);
+  return g.table->dot(tmp, xi, g.cols);
 }
 
 void run_rows(void* ctx, std::size_t task) {
@@ -114,7 +123,7 @@ void quant_gate_up_swiglu(QuantType type, std::span<const std::byte> w_gate, std
                           std::optional<Backend> backend) {
   check("quant_gate_up_swiglu", type, w_gate.size(), rows, cols, x.size(), 1, out.size());
   check("quant_gate_up_swiglu", type, w_up.size(), rows, cols, x.size(), 1, out.size());
-  float* up = detail::thread_scratch(detail::ScratchSlot::kGather, rows);
+  float* up = detail::thread_scratch(detail::ScratchSlot::kGateUp, rows);
   run("quant_gate_up_swiglu", type, w_gate.data(), w_up.data(), rows, cols, x, 1, out.data(), up, backend);
   cpu::kernels(backend, "quant_gate_up_swiglu").swiglu(out.data(), up, out.data(), rows);
 }
