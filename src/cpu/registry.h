@@ -10,7 +10,7 @@ namespace trueno::cpu {
 
 enum class Kind {
   Binary, Unary, Scale, Clamp, Ternary, Reduce, Reduce2, ArgReduce, Row, RmsNorm, LayerNorm, ToHalf, FromHalf,
-  Matmul, Matvec, Transpose, QDot, Dequant
+  Matmul, Matvec, Transpose, QDot, QDotRows, Dequant
 };
 
 using AnyFn = void (*)();

@@ -14,6 +14,18 @@ namespace trueno {
 namespace {
 
 using QDotFn = float (*)(const void*, const void*, std::size_t);
+using QDotRowsFn = void (*)(const void*, const void*, std::size_t, std::size_t, std::size_t, float*);
+
+QDotRowsFn qdot_rows_for(const cpu::KernelTable& t, QuantType type) {
+  switch (type) {
+    case QuantType::Q4_0: return t.dot_rows_q4_0_q8_0;
+    case QuantType::Q8_0: return t.dot_rows_q8_0_q8_0;
+    case QuantType::Q4_K: return t.dot_rows_q4_k_q8_k;
+    case QuantType::Q5_K: return t.dot_rows_q5_k_q8_k;
+    case QuantType::Q6_K: return t.dot_rows_q6_k_q8_k;
+    default: return nullptr;
+  }
+}
 
 // The block dot for a weight type and the activation type it pairs with; null for float weights.
 QDotFn qdot_for(const cpu::KernelTable& t, QuantType type, QuantType* act) {
@@ -33,6 +45,7 @@ QDotFn qdot_for(const cpu::KernelTable& t, QuantType type, QuantType* act) {
 struct Job {
   const cpu::KernelTable* table;
   QDotFn dot;
+  QDotRowsFn dot_rows;  // m > 1: one weight row against all activation rows
   QuantType type;
   const std::byte* w[2];
   int n_w;
@@ -63,9 +76,16 @@ float row_dot(const Job& g, int k, std::size_t r, std::size_t i) {
 void run_rows(void* ctx, std::size_t task) {
   const Job& g = *static_cast<const Job*>(ctx);
   const std::size_t end = std::min(g.rows, (task + 1) * g.rows_per_task);
+  float* out = g.dot_rows && g.m > 1 ? detail::thread_scratch(detail::ScratchSlot::kRow, g.m) : nullptr;
   for (std::size_t r = task * g.rows_per_task; r < end; ++r)
-    for (int k = 0; k < g.n_w; ++k)
-      for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = row_dot(g, k, r, i);  // weight row hot in cache
+    for (int k = 0; k < g.n_w; ++k) {
+      if (out) {
+        g.dot_rows(g.w[k] + r * g.row_bytes, g.xq, g.xq_bytes, g.m, g.cols / quant_info(g.type).block_elems, out);
+        for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = out[i];
+      } else {
+        for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = row_dot(g, k, r, i);  // weight row hot in cache
+      }
+    }
 }
 
 void check(const char* op, QuantType type, std::size_t w_bytes, std::size_t rows, std::size_t cols, std::size_t x_size,
@@ -87,6 +107,7 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   g.table = &t;
   QuantType act = type;
   g.dot = qdot_for(t, type, &act);
+  g.dot_rows = qdot_rows_for(t, type);
   g.type = type;
   g.w[0] = w0, g.w[1] = w1, g.n_w = w1 ? 2 : 1;
   g.rows = rows, g.cols = cols, g.row_bytes = quant_row_bytes(type, cols), g.m = m;

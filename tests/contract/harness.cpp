@@ -92,7 +92,7 @@ std::vector<double> min_parts(QuantType type, const std::vector<std::byte>& row,
 
 bool is_vector_kind(Kind kind) {
   return kind != Kind::Matmul && kind != Kind::Matvec && kind != Kind::Transpose && kind != Kind::QDot &&
-         kind != Kind::Dequant;
+         kind != Kind::QDotRows && kind != Kind::Dequant;
 }
 
 void qdot_types(std::string_view op, int* w, int* x) {
@@ -150,6 +150,13 @@ Output run_kernel(const cpu::KernelInfo& k, const cpu::KernelTable& t, const Inp
       Shifted<float> y(in.n, off + 2);
       k.fn<cpu::Dequant>(t)(w.p, y.p, in.nb);
       out.f = y.get(in.n);
+      break;
+    }
+    case Kind::QDotRows: {
+      Shifted<std::byte> w(in.wq, off), xq(in.xq, off + 1);
+      Shifted<float> y(in.m, off + 2);
+      k.fn<cpu::QDotRows>(t)(w.p, xq.p, in.xq.size() / in.m, in.m, in.nb, y.p);
+      out.f = y.get(in.m);
       break;
     }
     case Kind::QDot: {
@@ -310,6 +317,8 @@ Reference reference64(const cpu::KernelInfo& k, const Inputs& in) {
         r.mag.push_back(sa);
       }
       break;
+    case Kind::QDotRows:
+      break;  // checked against the single-row kernel (rows_equal_single_dot), itself checked against f64
     case Kind::Dequant: {
       // Exact values; magnitude per element = |scale part| + |min part| (rounded separately in f32).
       const auto type = parse_quant_type(k.name.substr(8));

@@ -46,7 +46,7 @@ struct Inputs {
   float alpha = 1.0f, lo = -10.0f, hi = 10.0f, eps = 1e-5f;
   std::size_t offset = 0;          // misalignment, in elements, of every buffer passed to the kernel
   std::vector<std::byte> wq, xq;   // quantized weight row and activations (QDot)
-  std::size_t nb = 0;              // blocks (QDot)
+  std::size_t nb = 0;              // blocks (QDot, QDotRows)
 };
 
 struct Output {

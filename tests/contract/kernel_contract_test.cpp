@@ -130,6 +130,16 @@ struct Checker {
         double err = 0;
         for (std::size_t i = 0; i < y.f.size(); ++i) err += (y.f[i] - r.f[i]) * (y.f[i] - r.f[i]);
         ASSERT_LE(std::sqrt(err), o.num("factor") * gamma_n(in.k) * r.frob_mag);
+      } else if (o.type == "rows_equal_single_dot") {
+        const std::string single = "dot_" + std::string(k.name.substr(9));  // dot_rows_X -> dot_X
+        const cpu::KernelInfo* one = cpu::find_kernel(single);
+        ASSERT_NE(one, nullptr) << single;
+        const auto* table = cpu::table_or_null(backend);
+        const std::size_t stride = in.xq.size() / in.m;
+        for (std::size_t i = 0; i < in.m; ++i) {
+          const float want = one->fn<cpu::QDot>(*table)(in.wq.data(), in.xq.data() + i * stride, in.nb);
+          ASSERT_EQ(std::memcmp(&y.f[i], &want, 4), 0) << "row " << i << ": " << y.f[i] << " vs single-row " << want;
+        }
       } else if (o.type == "dequant_f64") {
         for (std::size_t i = 0; i < y.f.size(); ++i)
           ASSERT_LE(std::fabs(y.f[i] - r.f[i]), o.num("ulps") * kU * r.mag[i]) << "element " << i << ": " << y.f[i]
@@ -299,6 +309,31 @@ TEST_P(KernelContract, Obligations) {
       // Random bytes: every bit pattern of levels and scales (NaN/inf scales included) must decode alike.
       for (auto& b : in.wq) b = static_cast<std::byte>(rng());
       run_case(in, "random bytes, blocks=" + std::to_string(nb), true);
+      if (HasFatalFailure()) return;
+    }
+    return;
+  }
+  if (k->kind == Kind::QDotRows) {
+    int wt, xt;
+    qdot_types("dot_" + p.op.substr(9), &wt, &xt);
+    const auto wtype = static_cast<QuantType>(wt), xtype = static_cast<QuantType>(xt);
+    std::normal_distribution<float> g(0.0f, 0.02f);
+    for (std::size_t m : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{9}, 1 + rng() % 20}) {
+      Inputs in;
+      in.nb = 1 + rng() % 6;
+      in.m = m;
+      const std::size_t n = in.nb * quant_info(wtype).block_elems, xb = quant_row_bytes(xtype, n);
+      std::vector<float> w(n), x(n);
+      for (auto& v : w) v = g(rng);
+      in.wq.resize(quant_row_bytes(wtype, n));
+      quantize(wtype, w, in.wq);
+      in.xq.resize(m * xb);
+      for (std::size_t i = 0; i < m; ++i) {
+        x = draws(rng, n, contract.lo, contract.hi);
+        quantize(xtype, x, std::span<std::byte>(in.xq.data() + i * xb, xb));
+      }
+      in.offset = m % 4;
+      run_case(in, "m=" + std::to_string(m) + " blocks=" + std::to_string(in.nb), false);
       if (HasFatalFailure()) return;
     }
     return;

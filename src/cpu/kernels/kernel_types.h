@@ -43,6 +43,10 @@ using Transpose = void(std::size_t rows, std::size_t cols, const float* a, std::
 // One weight row of nb blocks against activations quantized to the matching 8-bit blocks
 // (Note [Quantized activations] in qdot/qdot_impl.h).
 using QDot = float(const void* w, const void* xq, std::size_t nb);
+// The same weight row against m activation rows (xq_row_bytes apart): out[i] equals the single-row
+// dot with row i bit for bit; the weight blocks are decoded once for all m rows (prefill).
+using QDotRows = void(const void* w, const void* xq, std::size_t xq_row_bytes, std::size_t m, std::size_t nb,
+                      float* out);
 // nb blocks of a quantized type -> f32 values.
 using Dequant = void(const void* src, float* dst, std::size_t nb);
 
