@@ -1,5 +1,4 @@
-// Quantized block dot products for avx: the generic bodies compiled with this ISA's flags.
+// Quantized block dot products for AVX: AVX has no 256-bit integer instructions, so the SSE2 integer
+// bodies (qdot_sse2_body.inc), VEX-encoded.
 #include "cpu/simd/vec_avx.h"
-#include "cpu/kernels/kernel_types.h"
-#include "cpu/kernels/qdot/qdot_impl.h"
-#include "cpu/kernels/qdot/qdot_kernels.h"
+#include "cpu/kernels/qdot/qdot_sse2_body.inc"

@@ -1,5 +1,3 @@
-// Quantized block dot products for sse2: the generic bodies compiled with this ISA's flags.
+// Quantized block dot products for SSE2: the hand-written bodies in qdot_sse2_body.inc.
 #include "cpu/simd/vec_sse2.h"
-#include "cpu/kernels/kernel_types.h"
-#include "cpu/kernels/qdot/qdot_impl.h"
-#include "cpu/kernels/qdot/qdot_kernels.h"
+#include "cpu/kernels/qdot/qdot_sse2_body.inc"
