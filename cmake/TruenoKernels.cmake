@@ -32,3 +32,16 @@ function(trueno_kernel_family out family)
 endfunction()
 
 set(TRUENO_KERNEL_FAMILIES elementwise reduce normalize convert gemm qdot qdequant)
+
+# trueno_kernel_variants(<out-var>): run-time variants beside an ISA's table (installed by
+# dispatch.cpp when the CPU has the extension). Call from the directory that builds the library:
+# source file properties are directory-scoped.
+function(trueno_kernel_variants out)
+  set(files)
+  if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+    set(f ${PROJECT_SOURCE_DIR}/src/cpu/kernels/qdot/qdot_neon_dotprod.cpp)
+    set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
+    list(APPEND files ${f})
+  endif()
+  set(${out} ${files} PARENT_SCOPE)
+endfunction()
