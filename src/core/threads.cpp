@@ -107,10 +107,14 @@ class Pool {
     std::size_t threads = 0;
   };
 
+  // A new worker starts from the current generation, so it waits for the next job instead of
+  // taking the previous one (whose job_ the caller is about to overwrite: a race that qemu-aarch64
+  // exposed as a lost task and a crash).
   void grow(int workers) {
     while (static_cast<int>(workers_.size()) < workers) {
       const std::size_t id = workers_.size() + 1;
-      workers_.emplace_back([this, id] { loop(id); });
+      const std::uint64_t start = generation_.load(std::memory_order_acquire);
+      workers_.emplace_back([this, id, start] { loop(id, start); });
     }
   }
 
@@ -127,9 +131,8 @@ class Pool {
     return generation_.load(std::memory_order_acquire);
   }
 
-  void loop(std::size_t id) {
+  void loop(std::size_t id, std::uint64_t seen) {
     t_in_task = true;
-    std::uint64_t seen = 0;
     for (;;) {
       seen = await_generation(seen);
       if (stop_.load()) return;
