@@ -26,6 +26,24 @@ inline Block load_block(const void* p, std::size_t i) {
   return b;
 }
 
+// The eight 6-bit scales and the eight mins of a Q4_K/Q5_K block as bytes (sc in the low 8, m in
+// the high 8), decoded with 32-bit word operations (layout: ../shared/docs/quant-formats.md).
+inline void k_scales_bytes(const unsigned char* packed, std::uint8_t out[16]) {
+  std::uint32_t s[3];
+  std::memcpy(s, packed, 12);
+  const std::uint32_t lo6 = 0x3f3f3f3fu, lo4 = 0x0f0f0f0fu, lo2 = 0x03030303u;
+  const std::uint32_t w[4] = {s[0] & lo6, (s[2] & lo4) | (((s[0] >> 6) & lo2) << 4), s[1] & lo6,
+                              ((s[2] >> 4) & lo4) | (((s[1] >> 6) & lo2) << 4)};
+  std::memcpy(out, w, 16);
+}
+
+// An f16 scale stored at p (any alignment).
+inline float f16_at(const unsigned char* p) {
+  std::uint16_t h;
+  std::memcpy(&h, p, 2);
+  return detail::f16_bits_to_f32(h);
+}
+
 inline float generic_dot_q8_0_q8_0(const void* w, const void* x, std::size_t nb) {
   float sum = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {
