@@ -24,7 +24,12 @@ using namespace quant;
 using detail::f16_bits_to_f32;
 using detail::f32_to_f16_bits;
 
-int nearest(float x) { return static_cast<int>(std::lrintf(x)); }  // ties to even
+// Round to nearest, ties to even, for |x| < 2^22 (every caller's range: levels, scale ratios): the
+// 1.5 * 2^23 trick gives lrintf's result without a libm call (4096-element Q8_K: 30 -> ~5 us).
+int nearest(float x) {
+  const float magic = 12582912.0f;
+  return static_cast<int>((x + magic) - magic);
+}
 int clampi(int v, int lo, int hi) { return std::min(hi, std::max(lo, v)); }
 
 // The element with the largest magnitude, sign kept.
