@@ -1,6 +1,7 @@
 // Fused quantized matvec / gate-up-SwiGLU / batched matmul: argument checks, activation
 // quantization, and the row split across the pool; the block dots come from the dispatch table.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/parallel.h"
@@ -135,6 +136,11 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   g.x = x.data();
   g.y[0] = y0, g.y[1] = y1;
   if (g.dot) {  // quantize the activations once (scratch of the calling thread: no allocation per call)
+    // Checked here, on the caller's thread: the pool's tasks must not throw.
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!std::isfinite(x[i]))
+        throw InvalidArgument(strcat(op, ": activation ", i, " is ", x[i], "; ", quant_info(act).name,
+                                     " activations must be finite"));
     g.xq_bytes = quant_row_bytes(act, cols);
     auto* xq = reinterpret_cast<std::byte*>(detail::thread_scratch(detail::ScratchSlot::kQuantX, (m * g.xq_bytes + 3) / 4));
     g.xq = xq;

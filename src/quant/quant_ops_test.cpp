@@ -119,6 +119,14 @@ TEST(QuantOps, BadArgumentsAreClearErrors) {
   EXPECT_THROW(quant_matvec(QuantType::Q4_K, p.w, 5, 256, p.x, y), ShapeError);
   EXPECT_THROW(quant_matvec(QuantType::Q4_K, p.w, 4, 256, p.x, y_short), ShapeError);
   EXPECT_THROW(quant_matvec(QuantType::Q4_K, p.w, 4, 255, p.x, y), ShapeError);
+  std::vector<float> nan_x = p.x;
+  nan_x[100] = NAN;
+  try {
+    quant_matvec(QuantType::Q4_K, p.w, 4, 256, nan_x, y);
+    FAIL() << "NaN activation accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("activation 100 is nan"), std::string::npos) << e.what();
+  }
   std::vector<std::byte> w8k(4 * 292);
   EXPECT_THROW(quant_matvec(QuantType::Q8_K, w8k, 4, 256, p.x, y), InvalidArgument);
 }
