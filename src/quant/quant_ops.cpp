@@ -57,34 +57,36 @@ struct Job {
   float* y[2];             // y[k][i * rows + r]
 };
 
-float row_dot(const Job& g, int k, std::size_t r, std::size_t i) {
-  const std::byte* wr = g.w[k] + r * g.row_bytes;
-  if (g.dot) return g.dot(wr, g.xq + i * g.xq_bytes, g.cols / quant_info(g.type).block_elems);
-  // Float weights: F32 rows are dotted in place, 16-bit rows widened with the conversion kernels.
-  const float* xi = g.x + i * g.cols;
+// Float weights: a row as f32 in scratch (F32 copied: rows may be unaligned for float loads; 16-bit
+// rows widened with the conversion kernels), once per weight row for all activation rows.
+const float* widen_row(const Job& g, const std::byte* wr) {
+  float* tmp = detail::thread_scratch(detail::ScratchSlot::kRow, g.cols);
   if (g.type == QuantType::F32) {
-    float* tmp = detail::thread_scratch(detail::ScratchSlot::kRow, g.cols);
-    std::memcpy(tmp, wr, g.cols * 4);  // rows may be unaligned for float loads only through memcpy
-    return g.table->dot(tmp, xi, g.cols);
+    std::memcpy(tmp, wr, g.cols * 4);
+    return tmp;
   }
   auto* halves = reinterpret_cast<std::uint16_t*>(detail::thread_scratch(detail::ScratchSlot::kGather, g.cols));
   std::memcpy(halves, wr, g.cols * 2);
-  float* tmp = detail::thread_scratch(detail::ScratchSlot::kRow, g.cols);
   (g.type == QuantType::F16 ? g.table->f16_to_f32 : g.table->bf16_to_f32)(halves, tmp, g.cols);
-  return g.table->dot(tmp, xi, g.cols);
+  return tmp;
 }
 
 void run_rows(void* ctx, std::size_t task) {
   const Job& g = *static_cast<const Job*>(ctx);
   const std::size_t end = std::min(g.rows, (task + 1) * g.rows_per_task);
-  float* out = g.dot_rows && g.m > 1 ? detail::thread_scratch(detail::ScratchSlot::kRow, g.m) : nullptr;
+  const std::size_t nb = g.cols / quant_info(g.type).block_elems;
+  float* out = g.dot_rows && g.m > 1 ? detail::thread_scratch(detail::ScratchSlot::kRowsOut, g.m) : nullptr;
   for (std::size_t r = task * g.rows_per_task; r < end; ++r)
     for (int k = 0; k < g.n_w; ++k) {
-      if (out) {
-        g.dot_rows(g.w[k] + r * g.row_bytes, g.xq, g.xq_bytes, g.m, g.cols / quant_info(g.type).block_elems, out);
+      const std::byte* wr = g.w[k] + r * g.row_bytes;
+      if (!g.dot) {
+        const float* wf = widen_row(g, wr);
+        for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = g.table->dot(wf, g.x + i * g.cols, g.cols);
+      } else if (out) {
+        g.dot_rows(wr, g.xq, g.xq_bytes, g.m, nb, out);
         for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = out[i];
       } else {
-        for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = row_dot(g, k, r, i);  // weight row hot in cache
+        for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = g.dot(wr, g.xq + i * g.xq_bytes, nb);
       }
     }
 }
