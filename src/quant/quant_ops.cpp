@@ -71,20 +71,33 @@ const float* widen_row(const Job& g, const std::byte* wr) {
   return tmp;
 }
 
+// Prefill (m > 1, quantized weights): the task's weight rows (~32 KiB) against one slice of activation
+// rows at a time, the slice sized to stay in L2 while every weight row of the task passes over it, so
+// neither operand streams from memory once per row of the other.
+void run_rows_batched(const Job& g, std::size_t begin, std::size_t end, std::size_t nb) {
+  float* out = detail::thread_scratch(detail::ScratchSlot::kRowsOut, g.m);
+  const std::size_t slice = std::max<std::size_t>(4, (std::size_t{128} << 10) / g.xq_bytes);
+  for (std::size_t i0 = 0; i0 < g.m; i0 += slice) {
+    const std::size_t n = std::min(slice, g.m - i0);
+    for (std::size_t r = begin; r < end; ++r)
+      for (int k = 0; k < g.n_w; ++k) {
+        g.dot_rows(g.w[k] + r * g.row_bytes, g.xq + i0 * g.xq_bytes, g.xq_bytes, n, nb, out);
+        for (std::size_t i = 0; i < n; ++i) g.y[k][(i0 + i) * g.rows + r] = out[i];
+      }
+  }
+}
+
 void run_rows(void* ctx, std::size_t task) {
   const Job& g = *static_cast<const Job*>(ctx);
-  const std::size_t end = std::min(g.rows, (task + 1) * g.rows_per_task);
+  const std::size_t begin = task * g.rows_per_task, end = std::min(g.rows, begin + g.rows_per_task);
   const std::size_t nb = g.cols / quant_info(g.type).block_elems;
-  float* out = g.dot_rows && g.m > 1 ? detail::thread_scratch(detail::ScratchSlot::kRowsOut, g.m) : nullptr;
-  for (std::size_t r = task * g.rows_per_task; r < end; ++r)
+  if (g.dot && g.m > 1) return run_rows_batched(g, begin, end, nb);
+  for (std::size_t r = begin; r < end; ++r)
     for (int k = 0; k < g.n_w; ++k) {
       const std::byte* wr = g.w[k] + r * g.row_bytes;
       if (!g.dot) {
         const float* wf = widen_row(g, wr);
         for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = g.table->dot(wf, g.x + i * g.cols, g.cols);
-      } else if (out) {
-        g.dot_rows(wr, g.xq, g.xq_bytes, g.m, nb, out);
-        for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = out[i];
       } else {
         for (std::size_t i = 0; i < g.m; ++i) g.y[k][i * g.rows + r] = g.dot(wr, g.xq + i * g.xq_bytes, nb);
       }
