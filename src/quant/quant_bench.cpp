@@ -2,7 +2,9 @@
 // all threads, next to the machine's read bandwidth measured in the same run; prefill GFLOP/s.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,13 +40,23 @@ std::vector<std::byte> random_weights(QuantType t, std::size_t rows, std::size_t
 void matvec(benchmark::State& state, QuantType t) {
   const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
   const int threads = static_cast<int>(state.range(2));
-  const auto w = random_weights(t, rows, cols);
+  // Copies of the matrix, 256 MiB in all, used in turn: each call reads its weights from memory, as
+  // decode does (a model is far larger than the last-level cache), not from a cache that one matrix
+  // of 9-33 MB fits in.
+  const auto one = random_weights(t, rows, cols);
+  const std::size_t copies = std::max<std::size_t>(2, ((std::size_t{256} << 20) + one.size() - 1) / one.size());
+  std::vector<std::byte> all(copies * one.size());
+  for (std::size_t c = 0; c < copies; ++c) std::memcpy(all.data() + c * one.size(), one.data(), one.size());
   std::vector<float> x(cols, 0.5f), y(rows);
   const int saved = trueno::num_threads();
   trueno::set_num_threads(threads == 0 ? trueno::physical_cores() : threads);
-  for (auto _ : state) trueno::quant_matvec(t, w, rows, cols, x, y);
+  std::size_t c = 0;
+  for (auto _ : state) {
+    trueno::quant_matvec(t, std::span<const std::byte>(all.data() + c * one.size(), one.size()), rows, cols, x, y);
+    c = c + 1 == copies ? 0 : c + 1;
+  }
   trueno::set_num_threads(saved);
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * w.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * one.size()));
 }
 
 void prefill(benchmark::State& state, QuantType t) {
