@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Set-up + main job on a fresh Debian 12 machine: installs every dependency from Debian's packages
-# (idempotent, apt-get only), builds the release preset, and runs `realizar backends`.
+# (idempotent, apt-get only), builds the release preset, runs `realizar backends`, and tells a story
+# with the demo model (`realizar run -m models/stories260K.gguf -p "Once upon a time"`).
 #   bash scripts/setup.sh            # deps + build + realizar backends
 #   bash scripts/setup.sh --deps     # dependencies only
 set -euo pipefail
@@ -12,6 +13,7 @@ SUDO=""
 # Why each package: README.md, "Dependencies".
 NATIVE_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libcli11-dev libopenblas-dev
+  nlohmann-json3-dev
   qemu-user g++-aarch64-linux-gnu)
 ARM64_PKGS=(libgtest-dev:arm64)
 
@@ -48,3 +50,5 @@ install_deps
 cmake --preset release
 cmake --build --preset release
 ./build/release/realizar/realizar backends
+echo
+./build/release/realizar/realizar run -m models/stories260K.gguf -p "Once upon a time"

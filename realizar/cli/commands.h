@@ -1,4 +1,5 @@
-// The realizar subcommands: each registers its options on the CLI and returns its exit code.
+// The realizar subcommands: each registers its options on the CLI and returns an action that runs it
+// (returning its exit code) when that subcommand was given, or -1 when it was not.
 #pragma once
 #include <CLI/CLI.hpp>
 
@@ -6,7 +7,10 @@
 
 namespace realizar::cli {
 
-// Adds `backends` to app; the returned action runs it when the subcommand was given.
 std::function<int()> add_backends_command(CLI::App& app);
+std::function<int()> add_info_command(CLI::App& app);
+std::function<int()> add_tokenize_command(CLI::App& app);
+std::function<int()> add_run_command(CLI::App& app);
+std::function<int()> add_logits_command(CLI::App& app);
 
 }  // namespace realizar::cli

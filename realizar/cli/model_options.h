@@ -1,0 +1,21 @@
+// Options shared by the commands that load a model: the file, threads and backend.
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+
+#include "trueno/backend.h"
+
+namespace realizar::cli {
+
+struct ModelOptions {
+  std::string model;
+  int threads = 0;  // 0: all physical cores
+  std::string backend;
+  void add_to(CLI::App* cmd);
+  // Applies --threads and --backend; throws naming an unknown or unavailable backend.
+  std::optional<trueno::Backend> apply() const;
+};
+
+}  // namespace realizar::cli

@@ -1,0 +1,91 @@
+// A decoder-only transformer read from GGUF: configuration from metadata, weights as views into the
+// mapped file (never dequantized copies), and the CPU forward pass over a KV cache.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "realizar/gguf.h"
+
+namespace realizar {
+
+enum class Arch { Llama, Qwen2 };
+
+struct Config {
+  Arch arch = Arch::Llama;
+  std::string arch_name;
+  std::uint32_t n_vocab = 0, n_embd = 0, n_layer = 0, n_head = 0, n_head_kv = 0, head_dim = 0, n_ff = 0;
+  std::uint32_t n_ctx_train = 0, rope_dim = 0;
+  float rope_base = 10000.0f, rms_eps = 1e-5f;
+  bool rope_neox = false;          // qwen2: rotate (i, i + d/2) pairs; llama: (2i, 2i + 1)
+  bool tied_embeddings = false;    // no output.weight: the LM head is token_embd
+  bool has_rope_freqs = false;     // Llama 3: rope_freqs.weight divides each frequency
+
+  // Throws FormatError naming the missing key, or the unsupported architecture and the supported ones.
+  static Config from_gguf(const gguf::File& f);
+  std::string describe() const;
+};
+
+// A weight matrix [rows][cols] (GGUF ne = {cols, rows}) in the file's type.
+struct Matrix {
+  trueno::QuantType type = trueno::QuantType::F32;
+  std::span<const std::byte> data;
+  std::size_t rows = 0, cols = 0;
+};
+
+struct LayerWeights {
+  std::vector<float> attn_norm, ffn_norm;   // [n_embd]
+  Matrix wq, wk, wv, wo;                    // [n_head*hd][n_embd], [n_kv*hd][n_embd] x2, [n_embd][n_head*hd]
+  std::vector<float> bq, bk, bv;            // qwen2 biases (empty for llama)
+  Matrix gate, up, down;                    // [n_ff][n_embd] x2, [n_embd][n_ff]
+};
+
+class Model {
+ public:
+  // Views into `file`, which must outlive the model. Checks every tensor's presence, type and shape.
+  Model(const gguf::File& file, Config config);
+  const Config& config() const { return c_; }
+  const gguf::File& file() const { return *file_; }
+
+  Matrix token_embd, output;               // output == token_embd when tied
+  std::vector<float> output_norm;          // [n_embd]
+  std::vector<float> rope_freqs;           // [rope_dim / 2] or empty
+  std::vector<LayerWeights> layers;
+
+ private:
+  const gguf::File* file_;
+  Config c_;
+};
+
+// Weight bytes one decoded token reads: every matrix once, one row of the embedding table.
+std::uint64_t bytes_per_token(const gguf::File& f, const Config& c);
+
+// The KV cache and scratch of one sequence; forward() appends tokens at position pos().
+class Session {
+ public:
+  Session(const Model& m, std::size_t n_ctx);
+  std::size_t n_ctx() const { return n_ctx_; }
+  std::size_t pos() const { return pos_; }
+  void reset() { pos_ = 0; }
+  std::size_t kv_bytes() const { return (k_.size() + v_.size()) * sizeof(std::uint16_t); }
+
+  // Runs tokens [T] as one batch at positions pos()..pos()+T-1. Fills logits [T][n_vocab] for every
+  // token when all_logits, else only the last token's (logits() then has one row).
+  void forward(std::span<const std::int32_t> tokens, bool all_logits = false);
+  std::span<const float> logits() const { return logits_; }
+
+ private:
+  const Model& m_;
+  const Config& c_;
+  std::size_t n_ctx_, pos_ = 0;
+  std::vector<std::uint16_t> k_, v_;  // f16 [n_layer][n_ctx][n_head_kv * head_dim] (Note [F16 attention])
+  std::vector<float> kf_, vf_;         // one layer's cache widened to f32 for the attention of a batch
+  std::vector<float> x_, xn_, q_, k_new_, v_new_, att_, proj_, gate_, up_, logits_;
+
+  void attention(std::size_t layer, std::size_t T);
+  void rope(float* v, std::size_t n_heads, std::size_t pos) const;
+};
+
+}  // namespace realizar

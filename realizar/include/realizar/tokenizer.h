@@ -1,0 +1,59 @@
+// Tokenizers built from a GGUF vocabulary: SentencePiece-style (`tokenizer.ggml.model` = "llama":
+// scored merges of UTF-8 characters, byte fallback, space prefix). Byte-level BPE ("gpt2") is refused
+// with a clear error until it lands.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "realizar/gguf.h"
+
+namespace realizar {
+
+enum class TokenType : std::int32_t { Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
+
+class Tokenizer {
+ public:
+  static Tokenizer from_gguf(const gguf::File& f);
+
+  // Token ids of text. add_bos: prepend BOS when the vocabulary asks for it (tokenizer.ggml.add_bos_token,
+  // default on for SentencePiece). parse_special: text spelling a control/user-defined token becomes it.
+  std::vector<std::int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const;
+  // The bytes a token stands for when printed (control tokens print nothing).
+  std::string piece(std::int32_t id) const;
+  std::string decode(const std::vector<std::int32_t>& ids) const;
+
+  std::size_t size() const { return tokens_.size(); }
+  std::int32_t bos() const { return bos_; }
+  std::int32_t eos() const { return eos_; }
+  bool is_end_of_generation(std::int32_t id) const;
+  std::string describe() const;
+
+ private:
+  std::string model_;
+  std::vector<std::string> tokens_;
+  std::vector<float> scores_;
+  std::vector<TokenType> types_;
+  std::unordered_map<std::string, std::int32_t> index_;
+  std::int32_t bos_ = -1, eos_ = -1, unk_ = -1, eot_ = -1;
+  bool add_bos_ = true, add_space_prefix_ = true;
+  std::int32_t byte_token_[256] = {};
+  std::vector<std::int32_t> specials_;  // control + user-defined, longest text first
+
+  void encode_spm(std::string_view text, std::vector<std::int32_t>& out) const;
+};
+
+// Turns a stream of token pieces into text that is always whole UTF-8: bytes of a character split
+// across tokens are held until the character is complete.
+class Utf8Stream {
+ public:
+  std::string push(std::string_view bytes);
+  std::string flush();  // whatever is left (an incomplete sequence at the end of generation)
+
+ private:
+  std::string pending_;
+};
+
+}  // namespace realizar

@@ -1,0 +1,166 @@
+// GGUF v3 writer: header, metadata in insertion order, tensor directory, aligned data.
+#include <cstring>
+#include <fstream>
+
+#include "realizar/gguf.h"
+#include "util/strcat.h"
+
+namespace realizar::gguf {
+namespace {
+
+void put_bytes(std::vector<std::byte>& out, const void* p, std::size_t n) {
+  const std::size_t at = out.size();
+  out.resize(at + n);
+  if (n) std::memcpy(out.data() + at, p, n);
+}
+
+template <class T>
+void put(std::vector<std::byte>& out, T v) {
+  put_bytes(out, &v, sizeof(T));
+}
+
+void put_string(std::vector<std::byte>& out, const std::string& s) {
+  put<std::uint64_t>(out, s.size());
+  put_bytes(out, s.data(), s.size());
+}
+
+void put_value(std::vector<std::byte>& out, const Value& v) {
+  switch (v.type) {
+    case ValueType::U8: put<std::uint8_t>(out, static_cast<std::uint8_t>(v.u)); break;
+    case ValueType::I8: put<std::int8_t>(out, static_cast<std::int8_t>(v.i)); break;
+    case ValueType::U16: put<std::uint16_t>(out, static_cast<std::uint16_t>(v.u)); break;
+    case ValueType::I16: put<std::int16_t>(out, static_cast<std::int16_t>(v.i)); break;
+    case ValueType::U32: put<std::uint32_t>(out, static_cast<std::uint32_t>(v.u)); break;
+    case ValueType::I32: put<std::int32_t>(out, static_cast<std::int32_t>(v.i)); break;
+    case ValueType::U64: put<std::uint64_t>(out, v.u); break;
+    case ValueType::I64: put<std::int64_t>(out, v.i); break;
+    case ValueType::F32: put<float>(out, static_cast<float>(v.f)); break;
+    case ValueType::F64: put<double>(out, v.f); break;
+    case ValueType::Bool: put<std::uint8_t>(out, v.u ? 1 : 0); break;
+    case ValueType::String: put_string(out, v.s); break;
+    case ValueType::Array:
+      put<std::uint32_t>(out, static_cast<std::uint32_t>(v.elem));
+      put<std::uint64_t>(out, v.array.size());
+      for (const Value& e : v.array) {
+        if (e.type != v.elem) throw trueno::InvalidArgument("gguf writer: array element of another type than the array's");
+        put_value(out, e);
+      }
+      break;
+  }
+}
+
+void pad(std::vector<std::byte>& out, std::uint64_t alignment) {
+  while (out.size() % alignment != 0) out.push_back(std::byte{0});
+}
+
+}  // namespace
+
+void Writer::set(std::string key, Value v) {
+  for (auto& [k, old] : kv_)
+    if (k == key) {
+      old = std::move(v);
+      return;
+    }
+  kv_.emplace_back(std::move(key), std::move(v));
+}
+
+void Writer::set_u32(std::string key, std::uint32_t v) {
+  Value x;
+  x.type = ValueType::U32, x.u = v;
+  set(std::move(key), std::move(x));
+}
+void Writer::set_f32(std::string key, float v) {
+  Value x;
+  x.type = ValueType::F32, x.f = v;
+  set(std::move(key), std::move(x));
+}
+void Writer::set_string(std::string key, std::string v) {
+  Value x;
+  x.type = ValueType::String, x.s = std::move(v);
+  set(std::move(key), std::move(x));
+}
+void Writer::set_string_array(std::string key, const std::vector<std::string>& v) {
+  Value x;
+  x.type = ValueType::Array, x.elem = ValueType::String;
+  for (const auto& s : v) {
+    Value e;
+    e.type = ValueType::String, e.s = s;
+    x.array.push_back(std::move(e));
+  }
+  set(std::move(key), std::move(x));
+}
+void Writer::set_f32_array(std::string key, const std::vector<float>& v) {
+  Value x;
+  x.type = ValueType::Array, x.elem = ValueType::F32;
+  for (float f : v) {
+    Value e;
+    e.type = ValueType::F32, e.f = f;
+    x.array.push_back(e);
+  }
+  set(std::move(key), std::move(x));
+}
+void Writer::set_i32_array(std::string key, const std::vector<std::int32_t>& v) {
+  Value x;
+  x.type = ValueType::Array, x.elem = ValueType::I32;
+  for (auto i : v) {
+    Value e;
+    e.type = ValueType::I32, e.i = i;
+    x.array.push_back(e);
+  }
+  set(std::move(key), std::move(x));
+}
+
+void Writer::add_tensor(std::string name, std::vector<std::uint64_t> ne, trueno::QuantType type, std::vector<std::byte> data) {
+  std::uint64_t elems = 1;
+  for (auto d : ne) elems *= d;
+  const auto& info = trueno::quant_info(type);
+  if (ne.empty() || ne[0] % info.block_elems != 0 || data.size() != elems / info.block_elems * info.block_bytes)
+    throw trueno::ShapeError(strcat("gguf writer: tensor '", name, "' of ", elems, " ", info.name, " elements needs ",
+                                    elems / info.block_elems * info.block_bytes, " bytes, got ", data.size()));
+  tensors_.push_back({std::move(name), std::move(ne), type, std::move(data)});
+}
+
+std::uint64_t Writer::alignment() const {
+  for (const auto& [k, v] : kv_)
+    if (k == "general.alignment") return v.u;
+  return 32;
+}
+
+std::vector<std::byte> Writer::bytes() const {
+  std::vector<std::byte> out;
+  put<std::uint32_t>(out, 0x46554747);
+  put<std::uint32_t>(out, 3);
+  put<std::uint64_t>(out, tensors_.size());
+  put<std::uint64_t>(out, kv_.size());
+  for (const auto& [k, v] : kv_) {
+    put_string(out, k);
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(v.type));
+    put_value(out, v);
+  }
+  const std::uint64_t align = alignment();
+  std::uint64_t offset = 0;
+  for (const auto& t : tensors_) {
+    put_string(out, t.name);
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(t.ne.size()));
+    for (auto d : t.ne) put<std::uint64_t>(out, d);
+    put<std::uint32_t>(out, static_cast<std::uint32_t>(t.type));
+    put<std::uint64_t>(out, offset);
+    offset = (offset + t.data.size() + align - 1) / align * align;
+  }
+  pad(out, align);
+  for (const auto& t : tensors_) {
+    put_bytes(out, t.data.data(), t.data.size());
+    pad(out, align);
+  }
+  return out;
+}
+
+void Writer::write(const std::string& path) const {
+  const auto b = bytes();
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw trueno::InvalidArgument(strcat(path, ": cannot create"));
+  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  if (!f) throw trueno::InvalidArgument(strcat(path, ": write failed"));
+}
+
+}  // namespace realizar::gguf
