@@ -13,9 +13,9 @@ SUDO=""
 # Why each package: README.md, "Dependencies".
 NATIVE_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libcli11-dev libopenblas-dev
-  nlohmann-json3-dev
+  nlohmann-json3-dev libpcre2-dev
   qemu-user g++-aarch64-linux-gnu)
-ARM64_PKGS=(libgtest-dev:arm64)
+ARM64_PKGS=(libgtest-dev:arm64 libpcre2-dev:arm64)
 
 install_deps() {
   local missing=() arch

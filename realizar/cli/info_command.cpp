@@ -6,6 +6,8 @@
 #include "commands.h"
 #include "realizar/gguf.h"
 #include "realizar/model.h"
+#include "realizar/tokenizer.h"
+#include <optional>
 
 namespace realizar::cli {
 
@@ -22,8 +24,14 @@ std::function<int()> add_info_command(CLI::App& app) {
                 static_cast<unsigned long long>(file.file_size()), file.tensors().size(), file.metadata().size());
     if (*all)
       for (const auto& [k, v] : file.metadata()) std::printf("  %s = %s\n", k.c_str(), v.to_string().c_str());
-    const Config c = Config::from_gguf(file);
-    std::printf("%s", c.describe().c_str());
+    std::optional<Config> c;
+    try {
+      c = Config::from_gguf(file);
+      std::printf("%s", c->describe().c_str());
+    } catch (const FormatError& e) {  // e.g. a vocabulary-only file: still show the tokenizer
+      std::printf("model: not loadable: %s\n", e.what());
+    }
+    if (file.find("tokenizer.ggml.model") != nullptr) std::printf("%s", Tokenizer::from_gguf(file).describe().c_str());
     std::map<std::string, std::pair<std::size_t, std::uint64_t>> hist;
     for (const auto& t : file.tensors()) {
       auto& h = hist[std::string(trueno::quant_info(t.type).name)];
@@ -31,7 +39,8 @@ std::function<int()> add_info_command(CLI::App& app) {
     }
     std::printf("tensor types:");
     for (const auto& [name, h] : hist) std::printf(" %s x%zu (%.2f MiB)", name.c_str(), h.first, h.second / 1048576.0);
-    std::printf("\nweight bytes read per decoded token: %llu\n", static_cast<unsigned long long>(bytes_per_token(file, c)));
+    std::printf("\n");
+    if (c) std::printf("weight bytes read per decoded token: %llu\n", static_cast<unsigned long long>(bytes_per_token(file, *c)));
     return 0;
   };
 }

@@ -1,10 +1,12 @@
 // Tokenizers built from a GGUF vocabulary: SentencePiece-style (`tokenizer.ggml.model` = "llama":
-// scored merges of UTF-8 characters, byte fallback, space prefix). Byte-level BPE ("gpt2") is refused
-// with a clear error until it lands.
+// scored merges of UTF-8 characters, byte fallback, space prefix) and byte-level BPE ("gpt2": ranked
+// merges over bytes mapped to printable characters, words from the pre-tokenizer named by
+// `tokenizer.ggml.pre`).
 #pragma once
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -14,12 +16,20 @@ namespace realizar {
 
 enum class TokenType : std::int32_t { Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6 };
 
+class PreTokenizer;
+
 class Tokenizer {
  public:
+  Tokenizer();
+  Tokenizer(Tokenizer&&) noexcept;
+  Tokenizer& operator=(Tokenizer&&) noexcept;
+  ~Tokenizer();
+
   static Tokenizer from_gguf(const gguf::File& f);
 
   // Token ids of text. add_bos: prepend BOS when the vocabulary asks for it (tokenizer.ggml.add_bos_token,
-  // default on for SentencePiece). parse_special: text spelling a control/user-defined token becomes it.
+  // default on for SentencePiece). User-defined tokens' text always becomes them; parse_special: so does
+  // control tokens' text (e.g. </s>).
   std::vector<std::int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const;
   // The bytes a token stands for when printed (control tokens print nothing).
   std::string piece(std::int32_t id) const;
@@ -40,9 +50,18 @@ class Tokenizer {
   std::int32_t bos_ = -1, eos_ = -1, unk_ = -1, eot_ = -1;
   bool add_bos_ = true, add_space_prefix_ = true;
   std::int32_t byte_token_[256] = {};
-  std::vector<std::int32_t> specials_;  // control + user-defined, longest text first
+  std::vector<std::vector<std::int32_t>> specials_by_byte_;  // control + user-defined by first byte, longest first
+
+  // Byte-level BPE
+  std::unordered_map<std::string, std::int32_t> merge_rank_;  // "left right" -> rank
+  std::unique_ptr<PreTokenizer> pre_;
 
   void encode_spm(std::string_view text, std::vector<std::int32_t>& out) const;
+  void encode_bpe(std::string_view text, std::vector<std::int32_t>& out) const;
+  void encode_plain(std::string_view text, std::vector<std::int32_t>& out) const {
+    if (pre_) encode_bpe(text, out);
+    else encode_spm(text, out);
+  }
 };
 
 // Turns a stream of token pieces into text that is always whole UTF-8: bytes of a character split

@@ -3,6 +3,8 @@
 #include <cstdio>
 
 #include "realizar/tokenizer.h"
+#include "tokenizer/bpe_bytes.h"
+#include "tokenizer/pretokenize.h"
 #include "util/strcat.h"
 
 namespace realizar {
@@ -26,11 +28,17 @@ bool get_bool(const gguf::File& f, const char* key, bool fallback) {
 
 }  // namespace
 
+Tokenizer::Tokenizer() = default;
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
 Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   Tokenizer t;
   t.model_ = f.get_string("tokenizer.ggml.model");
-  if (t.model_ != "llama")
-    throw FormatError(strcat(f.path(), ": tokenizer model '", t.model_, "' is not supported yet; supported: llama (SentencePiece)"));
+  if (t.model_ != "llama" && t.model_ != "gpt2")
+    throw FormatError(strcat(f.path(), ": tokenizer model '", t.model_, "' is not supported; supported: llama (SentencePiece), gpt2 (byte-level BPE)"));
+  const bool bpe = t.model_ == "gpt2";
   const gguf::Value& toks = f.at("tokenizer.ggml.tokens");
   if (toks.type != gguf::ValueType::Array || toks.elem != gguf::ValueType::String)
     throw FormatError(strcat(f.path(), ": tokenizer.ggml.tokens must be an array of strings"));
@@ -58,35 +66,46 @@ Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   t.eos_ = optional_id(f, "tokenizer.ggml.eos_token_id", n);
   t.unk_ = optional_id(f, "tokenizer.ggml.unknown_token_id", n);
   t.eot_ = optional_id(f, "tokenizer.ggml.eot_token_id", n);
-  t.add_bos_ = get_bool(f, "tokenizer.ggml.add_bos_token", true);
-  t.add_space_prefix_ = get_bool(f, "tokenizer.ggml.add_space_prefix", true);
+  t.add_bos_ = get_bool(f, "tokenizer.ggml.add_bos_token", !bpe);
+  t.add_space_prefix_ = get_bool(f, "tokenizer.ggml.add_space_prefix", !bpe);
   for (int b = 0; b < 256; ++b) {
     char name[8];
     std::snprintf(name, sizeof name, "<0x%02X>", b);
-    auto it = t.index_.find(name);
+    auto it = t.index_.find(bpe ? bpe_byte_char(static_cast<unsigned char>(b)) : std::string(name));
     t.byte_token_[b] = it == t.index_.end() ? t.unk_ : it->second;
   }
+  if (bpe) {
+    const gguf::Value& merges = f.at("tokenizer.ggml.merges");
+    if (merges.type != gguf::ValueType::Array || merges.elem != gguf::ValueType::String)
+      throw FormatError(strcat(f.path(), ": tokenizer.ggml.merges must be an array of strings"));
+    t.merge_rank_.reserve(merges.array.size());
+    for (std::size_t i = 0; i < merges.array.size(); ++i) t.merge_rank_.emplace(merges.array[i].s, static_cast<std::int32_t>(i));
+    try {
+      t.pre_ = std::make_unique<PreTokenizer>(PreTokenizer::for_name(f.get_string("tokenizer.ggml.pre", "default")));
+    } catch (const FormatError& e) {
+      throw FormatError(strcat(f.path(), ": ", e.what()));
+    }
+  }
+  t.specials_by_byte_.resize(256);
   for (std::size_t i = 0; i < n; ++i)
     if ((t.types_[i] == TokenType::Control || t.types_[i] == TokenType::UserDefined) && !t.tokens_[i].empty())
-      t.specials_.push_back(static_cast<std::int32_t>(i));
-  std::stable_sort(t.specials_.begin(), t.specials_.end(),
-                   [&](std::int32_t a, std::int32_t b) { return t.tokens_[a].size() > t.tokens_[b].size(); });
+      t.specials_by_byte_[static_cast<unsigned char>(t.tokens_[i][0])].push_back(static_cast<std::int32_t>(i));
+  for (auto& bucket : t.specials_by_byte_)  // longest first: "<|a|>x" wins over "<|a|>"
+    std::stable_sort(bucket.begin(), bucket.end(),
+                     [&](std::int32_t a, std::int32_t b) { return t.tokens_[a].size() > t.tokens_[b].size(); });
   return t;
 }
 
+// User-defined tokens are always matched in the text (they are part of the vocabulary's spelling, e.g.
+// DeepSeek's single-character additions); control tokens only when parse_special asks for it.
 std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_bos, bool parse_special) const {
   std::vector<std::int32_t> out;
   if (add_bos && add_bos_ && bos_ >= 0) out.push_back(bos_);
-  if (!parse_special) {
-    encode_spm(text, out);
-    return out;
-  }
-  // Split at the special tokens' texts (longest first at each position); plain runs go through SPM.
   std::size_t start = 0, i = 0;
   while (i < text.size()) {
     std::int32_t hit = -1;
-    for (std::int32_t s : specials_)
-      if (text.compare(i, tokens_[s].size(), tokens_[s]) == 0) {
+    for (std::int32_t s : specials_by_byte_[static_cast<unsigned char>(text[i])])
+      if ((parse_special || types_[s] == TokenType::UserDefined) && text.compare(i, tokens_[s].size(), tokens_[s]) == 0) {
         hit = s;
         break;
       }
@@ -94,12 +113,12 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_bos,
       ++i;
       continue;
     }
-    if (i > start) encode_spm(text.substr(start, i - start), out);
+    if (i > start) encode_plain(text.substr(start, i - start), out);
     out.push_back(hit);
     i += tokens_[hit].size();
     start = i;
   }
-  if (start < text.size()) encode_spm(text.substr(start), out);
+  if (start < text.size()) encode_plain(text.substr(start), out);
   return out;
 }
 
@@ -114,7 +133,9 @@ std::string Tokenizer::piece(std::int32_t id) const {
       if (s.size() == 6 && std::sscanf(s.c_str(), "<0x%02X>", &v) == 1) return std::string(1, static_cast<char>(v));
       return s;
     }
+    case TokenType::UserDefined: return s;
     default: {
+      if (pre_) return bpe_decode(s);
       std::string r;
       for (std::size_t i = 0; i < s.size();) {
         if (s.compare(i, kSpace.size(), kSpace) == 0) r += ' ', i += kSpace.size();
@@ -134,7 +155,8 @@ std::string Tokenizer::decode(const std::vector<std::int32_t>& ids) const {
 bool Tokenizer::is_end_of_generation(std::int32_t id) const { return id == eos_ || (eot_ >= 0 && id == eot_); }
 
 std::string Tokenizer::describe() const {
-  return strcat("tokenizer: ", model_ == "llama" ? "SentencePiece (llama)" : model_, ", ", tokens_.size(), " tokens, BOS ", bos_,
+  return strcat("tokenizer: ", model_ == "llama" ? "SentencePiece (llama)" : "byte-level BPE (gpt2), pre-tokenizer ",
+                pre_ ? pre_->name() : "", ", ", tokens_.size(), " tokens, BOS ", bos_,
                 ", EOS ", eos_, add_bos_ ? ", adds BOS" : "", add_space_prefix_ ? ", space prefix" : "", "\n");
 }
 

@@ -1,12 +1,13 @@
 // Tokenizers against the real vocabularies in ../shared/testdata/vocab: every .inp string must give
-// exactly the .out ids (no BOS/EOS, no special parsing). Byte-level BPE vocabularies are reported as
-// not supported yet (a visible skip), not silently passed.
+// exactly the .out ids (no BOS/EOS, no special parsing): SentencePiece (llama-spm, phi-3) and
+// byte-level BPE (gpt-2, deepseek-llm with its own pre-tokenizer).
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
 #include "realizar/tokenizer.h"
+#include "tokenizer/pretokenize.h"
 #include "support/testdata.h"
 
 namespace realizar {
@@ -24,8 +25,6 @@ class VocabTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(VocabTest, MatchesEveryExpectedTokenization) {
   const std::string base = test::testdata_dir() + "/vocab/ggml-vocab-" + GetParam() + ".gguf";
   const auto file = gguf::File::open(base);
-  if (file.get_string("tokenizer.ggml.model") != "llama")
-    GTEST_SKIP() << GetParam() << ": byte-level BPE tokenizer not implemented yet (issue 4 in progress)";
   const auto tok = Tokenizer::from_gguf(file);
   const std::string inp = slurp(base + ".inp"), out = slurp(base + ".out");
   const std::string sep = "\n__ggml_vocab_test__\n";
@@ -82,6 +81,32 @@ TEST(Tokenizer, DecodeRoundTripsAndStreamsWholeCharacters) {
   }
   streamed += s.flush();
   EXPECT_EQ(streamed, " " + text);
+}
+
+}  // namespace
+}  // namespace realizar
+
+namespace realizar {
+namespace {
+
+std::vector<std::string> words(const char* pre, std::string_view text) { return PreTokenizer::for_name(pre).split(text); }
+
+TEST(PreTokenizer, EveryNamedPreTokenizerCompilesAndSplitsLikeItsModel) {
+  for (const char* n : {"default", "gpt-2", "llama-bpe", "qwen2", "deepseek-llm", "deepseek-coder", "falcon", "mpt", "starcoder",
+                        "refact", "gpt-neox"})
+    EXPECT_FALSE(words(n, "Hello world 12345!").empty()) << n;
+  using V = std::vector<std::string>;
+  EXPECT_EQ(words("gpt-2", "Hello world's 12345!!"), (V{"Hello", " world", "'s", " 12345", "!!"}));
+  EXPECT_EQ(words("llama-bpe", "x 12345"), (V{"x", " ", "123", "45"}));
+  EXPECT_EQ(words("qwen2", "x 123"), (V{"x", " ", "1", "2", "3"}));
+  EXPECT_EQ(words("starcoder", "ab12"), (V{"ab", "1", "2"}));
+  EXPECT_EQ(words("gpt-2", "a\xff" "b"), (V{"a", "\xEF\xBF\xBD", "b"}));  // invalid UTF-8 -> U+FFFD, no crash
+  try {
+    (void)PreTokenizer::for_name("no-such-pre");
+    ADD_FAILURE();
+  } catch (const FormatError& e) {
+    EXPECT_NE(std::string(e.what()).find("'no-such-pre' is not supported; supported: "), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
