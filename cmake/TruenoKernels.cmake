@@ -3,8 +3,10 @@
 set(TRUENO_FLAGS_sse2 -msse2)
 set(TRUENO_FLAGS_avx -mavx)
 set(TRUENO_FLAGS_avx2 -mavx2 -mfma -mf16c)
-set(TRUENO_FLAGS_avx512 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma -mf16c
-    -Wno-maybe-uninitialized -Wno-uninitialized)  # GCC 12 false positives inside avx512fintrin.h
+set(TRUENO_FLAGS_avx512 -mavx512f -mavx512bw -mavx512dq -mavx512vl -mavx2 -mfma -mf16c -Wno-uninitialized)
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  list(APPEND TRUENO_FLAGS_avx512 -Wno-maybe-uninitialized)  # GCC 12 false positives inside avx512fintrin.h
+endif()
 set(TRUENO_FLAGS_neon "")
 # The scalar reference stays scalar: no auto-vectorization.
 set(TRUENO_FLAGS_ref -fno-tree-vectorize)

@@ -29,6 +29,21 @@ std::vector<std::byte> encode(QuantType t, const std::vector<float>& x) {
   return q;
 }
 
+// Blocks whose largest value is denormal or at the top of the float range: degenerate scales (1/d = inf)
+// must give finite, bounded results, not undefined float->int conversions (UBSan in the debug build;
+// found by the GGUF fuzzer through a model with extreme weights).
+TEST(QuantRoundTrip, DegenerateScalesStayDefined) {
+  for (QuantType t : kQuantTypes) {
+    if (t == QuantType::F32 || t == QuantType::F16 || t == QuantType::BF16) continue;
+    for (float v : {1e-45f, 1e-40f, 3e38f}) {
+      std::vector<float> x(256, 0.0f);
+      for (std::size_t i = 0; i < x.size(); i += 3) x[i] = (i % 2 ? -v : v);
+      const auto y = decode(t, encode(t, x), x.size());
+      for (float e : y) EXPECT_TRUE(std::isfinite(e) || v > 1e38f) << quant_info(t).name << " " << v;
+    }
+  }
+}
+
 TEST(QuantTypes, TableAndRowSizes) {
   EXPECT_EQ(quant_row_bytes(QuantType::Q4_K, 4096), 16u * 144u);
   EXPECT_EQ(quant_row_bytes(QuantType::Q6_K, 256), 210u);

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -115,8 +116,14 @@ class Writer {
   void set_i32_array(std::string key, const std::vector<std::int32_t>& v);
   // data must hold exactly the bytes of ne elements of type (copied).
   void add_tensor(std::string name, std::vector<std::uint64_t> ne, trueno::QuantType type, std::vector<std::byte> data);
+  // A tensor whose bytes are produced by fill(out) only while write() streams the file (multi-GB models
+  // never sit in memory whole).
+  using Fill = std::function<void(std::span<std::byte> out)>;
+  void add_tensor(std::string name, std::vector<std::uint64_t> ne, trueno::QuantType type, Fill fill);
   std::vector<std::byte> bytes() const;
-  void write(const std::string& path) const;
+  // progress(done_bytes, total_bytes) after each tensor.
+  void write(const std::string& path, const std::function<void(std::uint64_t, std::uint64_t)>& progress = {}) const;
+  std::uint64_t file_size() const;
 
  private:
   std::vector<std::pair<std::string, Value>> kv_;
@@ -124,8 +131,11 @@ class Writer {
     std::string name;
     std::vector<std::uint64_t> ne;
     trueno::QuantType type;
-    std::vector<std::byte> data;
+    std::uint64_t bytes;
+    std::vector<std::byte> data;  // or
+    Fill fill;
   };
+  std::vector<std::byte> header() const;  // everything before the data section, padded
   std::vector<Tensor> tensors_;
   std::uint64_t alignment() const;
 };

@@ -1,5 +1,6 @@
 // GGUF v3 writer: header, metadata in insertion order, tensor directory, aligned data.
 #include <cstring>
+#include <algorithm>
 #include <fstream>
 
 #include "realizar/gguf.h"
@@ -110,14 +111,28 @@ void Writer::set_i32_array(std::string key, const std::vector<std::int32_t>& v) 
   set(std::move(key), std::move(x));
 }
 
-void Writer::add_tensor(std::string name, std::vector<std::uint64_t> ne, trueno::QuantType type, std::vector<std::byte> data) {
+namespace {
+std::uint64_t tensor_bytes(const std::string& name, const std::vector<std::uint64_t>& ne, trueno::QuantType type) {
   std::uint64_t elems = 1;
   for (auto d : ne) elems *= d;
   const auto& info = trueno::quant_info(type);
-  if (ne.empty() || ne[0] % info.block_elems != 0 || data.size() != elems / info.block_elems * info.block_bytes)
-    throw trueno::ShapeError(strcat("gguf writer: tensor '", name, "' of ", elems, " ", info.name, " elements needs ",
-                                    elems / info.block_elems * info.block_bytes, " bytes, got ", data.size()));
-  tensors_.push_back({std::move(name), std::move(ne), type, std::move(data)});
+  if (ne.empty() || ne[0] % info.block_elems != 0)
+    throw trueno::ShapeError(strcat("gguf writer: tensor '", name, "': ne[0] = ", ne.empty() ? 0 : ne[0],
+                                    " is not a multiple of the ", info.name, " block size ", info.block_elems));
+  return elems / info.block_elems * info.block_bytes;
+}
+}  // namespace
+
+void Writer::add_tensor(std::string name, std::vector<std::uint64_t> ne, trueno::QuantType type, std::vector<std::byte> data) {
+  const std::uint64_t n = tensor_bytes(name, ne, type);
+  if (data.size() != n)
+    throw trueno::ShapeError(strcat("gguf writer: tensor '", name, "' needs ", n, " bytes, got ", data.size()));
+  tensors_.push_back({std::move(name), std::move(ne), type, n, std::move(data), {}});
+}
+
+void Writer::add_tensor(std::string name, std::vector<std::uint64_t> ne, trueno::QuantType type, Fill fill) {
+  const std::uint64_t n = tensor_bytes(name, ne, type);
+  tensors_.push_back({std::move(name), std::move(ne), type, n, {}, std::move(fill)});
 }
 
 std::uint64_t Writer::alignment() const {
@@ -126,7 +141,7 @@ std::uint64_t Writer::alignment() const {
   return 32;
 }
 
-std::vector<std::byte> Writer::bytes() const {
+std::vector<std::byte> Writer::header() const {
   std::vector<std::byte> out;
   put<std::uint32_t>(out, 0x46554747);
   put<std::uint32_t>(out, 3);
@@ -145,22 +160,57 @@ std::vector<std::byte> Writer::bytes() const {
     for (auto d : t.ne) put<std::uint64_t>(out, d);
     put<std::uint32_t>(out, static_cast<std::uint32_t>(t.type));
     put<std::uint64_t>(out, offset);
-    offset = (offset + t.data.size() + align - 1) / align * align;
+    offset = (offset + t.bytes + align - 1) / align * align;
   }
   pad(out, align);
+  return out;
+}
+
+std::uint64_t Writer::file_size() const {
+  const std::uint64_t align = alignment();
+  std::uint64_t n = header().size();
+  for (const auto& t : tensors_) n += (t.bytes + align - 1) / align * align;
+  return n;
+}
+
+std::vector<std::byte> Writer::bytes() const {
+  std::vector<std::byte> out = header();
   for (const auto& t : tensors_) {
-    put_bytes(out, t.data.data(), t.data.size());
-    pad(out, align);
+    if (t.fill) {
+      std::vector<std::byte> tmp(t.bytes);
+      t.fill(tmp);
+      put_bytes(out, tmp.data(), tmp.size());
+    } else {
+      put_bytes(out, t.data.data(), t.data.size());
+    }
+    pad(out, alignment());
   }
   return out;
 }
 
-void Writer::write(const std::string& path) const {
-  const auto b = bytes();
+void Writer::write(const std::string& path, const std::function<void(std::uint64_t, std::uint64_t)>& progress) const {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw trueno::InvalidArgument(strcat(path, ": cannot create"));
-  f.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-  if (!f) throw trueno::InvalidArgument(strcat(path, ": write failed"));
+  const auto head = header();
+  const std::uint64_t align = alignment(), total = file_size();
+  f.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  std::uint64_t done = head.size();
+  std::vector<std::byte> buf;
+  const char zeros[64] = {};
+  for (const auto& t : tensors_) {
+    const std::byte* p = t.data.data();
+    if (t.fill) {
+      buf.resize(t.bytes);
+      t.fill(buf);
+      p = buf.data();
+    }
+    f.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(t.bytes));
+    const std::uint64_t padding = (align - t.bytes % align) % align;
+    for (std::uint64_t k = 0; k < padding; k += sizeof zeros) f.write(zeros, static_cast<std::streamsize>(std::min<std::uint64_t>(sizeof zeros, padding - k)));
+    if (!f) throw trueno::InvalidArgument(strcat(path, ": write failed after ", done, " bytes (disk full?)"));
+    done += t.bytes + padding;
+    if (progress) progress(done, total);
+  }
 }
 
 }  // namespace realizar::gguf

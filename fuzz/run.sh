@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Runs the GGUF fuzzer for SECONDS (default 600) on 2 workers, seeded from the real test files
+# (../shared/testdata): bash fuzz/run.sh [seconds]. Findings land in build/fuzz/findings/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-600}
+cmake --preset fuzz >/dev/null && cmake --build --preset fuzz --target gguf_fuzz
+corpus=build/fuzz/corpus findings=build/fuzz/findings
+mkdir -p "$corpus" "$findings"
+cp -n ../shared/testdata/models/*.gguf ../shared/testdata/vocab/*.gguf "$corpus"/ 2>/dev/null || true
+./build/fuzz/fuzz/gguf_fuzz "$corpus" -max_total_time="$secs" -rss_limit_mb=4096 -malloc_limit_mb=2048 \
+  -timeout=10 -max_len=8000000 -print_final_stats=1 -artifact_prefix="$findings/" -jobs=2 -workers=2

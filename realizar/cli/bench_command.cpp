@@ -1,0 +1,106 @@
+// `realizar bench -m MODEL [-p 512] [-n 128] [-r 3] [-t N] [--backend B] [--json]`: prompt processing
+// (pp: one batch of p tokens from an empty context) and generation (tg: n single-token steps from an
+// empty context) throughput, mean +- sd over r runs after one warm-up, as the usual llama-bench table.
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "commands.h"
+#include "model_options.h"
+#include "realizar/model.h"
+#include "trueno/threads.h"
+
+namespace realizar::cli {
+namespace {
+
+struct Result {
+  std::string test;
+  int n_prompt, n_gen;
+  double mean, sd;
+};
+
+double seconds(const std::function<void()>& f) {
+  const auto t = std::chrono::steady_clock::now();
+  f();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+Result measure(const std::string& name, int n_prompt, int n_gen, int reps, const std::function<double()>& tokens_per_second) {
+  tokens_per_second();  // warm-up: page in the mapped weights, grow scratch buffers
+  std::vector<double> v;
+  for (int r = 0; r < reps; ++r) v.push_back(tokens_per_second());
+  double mean = 0, sd = 0;
+  for (double x : v) mean += x / v.size();
+  for (double x : v) sd += (x - mean) * (x - mean);
+  sd = v.size() > 1 ? std::sqrt(sd / (v.size() - 1)) : 0;
+  return {name, n_prompt, n_gen, mean, sd};
+}
+
+}  // namespace
+
+std::function<int()> add_bench_command(CLI::App& app) {
+  struct Opt {
+    ModelOptions m;
+    int p = 512, n = 128, r = 3;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opt>();
+  auto* cmd = app.add_subcommand("bench", "Measure prompt-processing and generation speed (tokens/s)");
+  o->m.add_to(cmd);
+  cmd->add_option("-p,--n-prompt", o->p, "Prompt tokens (0: skip the pp test)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-n,--n-gen", o->n, "Generated tokens (0: skip the tg test)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-r,--repetitions", o->r, "Repetitions")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", o->json, "Print a JSON array instead of the table");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    const auto forced = o->m.apply();
+    const auto file = gguf::File::open(o->m.model);
+    const Model model(file, Config::from_gguf(file));
+    const auto& c = model.config();
+    const std::size_t ctx = static_cast<std::size_t>(std::max(1, std::max(o->p, o->n)));
+    Session session(model, ctx);
+    std::mt19937 rng(1);
+    std::vector<std::int32_t> prompt(static_cast<std::size_t>(o->p));
+    for (auto& t : prompt) t = static_cast<std::int32_t>(rng() % c.n_vocab);
+    std::vector<Result> results;
+    if (o->p > 0)
+      results.push_back(measure("pp" + std::to_string(o->p), o->p, 0, o->r, [&] {
+        session.reset();
+        return o->p / seconds([&] { session.forward(prompt); });
+      }));
+    if (o->n > 0)
+      results.push_back(measure("tg" + std::to_string(o->n), 0, o->n, o->r, [&] {
+        session.reset();
+        std::int32_t tok = 1;
+        return o->n / seconds([&] {
+          for (int i = 0; i < o->n; ++i) {
+            session.forward(std::span(&tok, 1));
+            tok = static_cast<std::int32_t>((tok * 7 + 3) % static_cast<std::int32_t>(c.n_vocab));
+          }
+        });
+      }));
+    const std::string backend(trueno::name(forced ? *forced : trueno::current_backend()));
+    const int threads = trueno::num_threads();
+    if (o->json) {
+      nlohmann::json out = nlohmann::json::array();
+      for (const auto& r : results)
+        out.push_back({{"test", r.test}, {"n_prompt", r.n_prompt}, {"n_gen", r.n_gen}, {"backend", backend}, {"threads", threads},
+                       {"tokens_per_second", r.mean}, {"stddev", r.sd}, {"model", o->m.model},
+                       {"model_size", file.file_size()}, {"bytes_per_token", bytes_per_token(file, c)}});
+      std::printf("%s\n", out.dump(2).c_str());
+      return 0;
+    }
+    std::printf("| %-40s | %10s | %-8s | %7s | %8s | %20s |\n", "model", "size", "backend", "threads", "test", "t/s");
+    std::printf("| %s | %s | %s | %s | %s | %s |\n", std::string(40, '-').c_str(), std::string(10, '-').c_str(),
+                std::string(8, '-').c_str(), std::string(7, '-').c_str(), std::string(8, '-').c_str(), std::string(20, '-').c_str());
+    const std::string name = model.file().get_string("general.name", c.arch_name);
+    for (const auto& r : results)
+      std::printf("| %-40.40s | %6.2f GiB | %-8s | %7d | %8s | %11.2f ± %6.2f |\n", name.c_str(), file.file_size() / 1073741824.0,
+                  backend.c_str(), threads, r.test.c_str(), r.mean, r.sd);
+    return 0;
+  };
+}
+
+}  // namespace realizar::cli
