@@ -19,4 +19,7 @@ struct SynthOptions {
 std::uint64_t synthesize(const SynthOptions& o, const std::string& path,
                          const std::function<void(std::uint64_t, std::uint64_t)>& progress = {});
 
+// The size synthesize() would write, without generating any weights.
+std::uint64_t synthesized_size(const SynthOptions& o);
+
 }  // namespace realizar

@@ -91,8 +91,8 @@ void fill_random(QuantType t, std::span<std::byte> out, std::uint64_t seed) {
 
 }  // namespace
 
-std::uint64_t synthesize(const SynthOptions& o, const std::string& path,
-                         const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+namespace {
+gguf::Writer build(const SynthOptions& o) {
   if (o.arch != "llama" && o.arch != "qwen2")
     throw trueno::InvalidArgument(strcat("synth: unknown architecture '", o.arch, "'; valid: llama, qwen2"));
   const Shape s = preset_shape(o.preset);
@@ -163,6 +163,15 @@ std::uint64_t synthesize(const SynthOptions& o, const std::string& path,
   }
   ones("output_norm.weight", d);
   add("output.weight", {d, s.n_vocab}, mix.output);
+  return w;
+}
+}  // namespace
+
+std::uint64_t synthesized_size(const SynthOptions& o) { return build(o).file_size(); }
+
+std::uint64_t synthesize(const SynthOptions& o, const std::string& path,
+                         const std::function<void(std::uint64_t, std::uint64_t)>& progress) {
+  const gguf::Writer w = build(o);
   w.write(path, progress);
   return w.file_size();
 }
