@@ -76,7 +76,8 @@ const float* widen_row(const Job& g, const std::byte* wr) {
 // neither operand streams from memory once per row of the other.
 void run_rows_batched(const Job& g, std::size_t begin, std::size_t end, std::size_t nb) {
   float* out = detail::thread_scratch(detail::ScratchSlot::kRowsOut, g.m);
-  const std::size_t slice = std::max<std::size_t>(4, (std::size_t{128} << 10) / g.xq_bytes);
+  // A multiple of 8: the multi-row block dots take activation rows in groups of 8 (one per lane).
+  const std::size_t slice = std::max<std::size_t>(8, (std::size_t{128} << 10) / g.xq_bytes / 8 * 8);
   for (std::size_t i0 = 0; i0 < g.m; i0 += slice) {
     const std::size_t n = std::min(slice, g.m - i0);
     for (std::size_t r = begin; r < end; ++r)
