@@ -76,10 +76,12 @@ void read_bandwidth(benchmark::State& state) {
   const int threads = static_cast<int>(state.range(0)) == 0 ? trueno::physical_cores() : 1;
   const int saved = trueno::num_threads();
   trueno::set_num_threads(threads);
-  std::vector<std::uint64_t> sums(static_cast<std::size_t>(threads) * 8);
+  // 4 chunks per thread: tasks are handed out dynamically, so every thread streams about a quarter each.
+  const std::size_t chunks = static_cast<std::size_t>(threads) * 4;
+  std::vector<std::uint64_t> sums(chunks * 8);
   for (auto _ : state) {
-    trueno::parallel_for(static_cast<std::size_t>(threads), [&](std::size_t t) {
-      const std::size_t begin = words / threads * t, end = t + 1 == static_cast<std::size_t>(threads) ? words : words / threads * (t + 1);
+    trueno::parallel_for(chunks, [&](std::size_t t) {
+      const std::size_t begin = words / chunks * t, end = t + 1 == chunks ? words : words / chunks * (t + 1);
       std::uint64_t a = 0, b = 0, c = 0, d = 0;
       for (std::size_t i = begin; i + 4 <= end; i += 4) a += buf[i], b += buf[i + 1], c += buf[i + 2], d += buf[i + 3];
       sums[t * 8] = a + b + c + d;

@@ -162,7 +162,9 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
     g.xq = xq;
     quantize_activations(act, x, m, cols, xq, g.xq_bytes);
   }
-  // ~32K weight bytes per task: enough to amortize a task, many tasks for balance.
+  // ~32K weight bytes per task: enough to amortize a task, many tasks for balance. (8-256 KiB measured
+  // on the device Xeon: 8-64 KiB within noise of each other, 256 KiB slower; software prefetch of the
+  // next row was slower at every distance, docs/PERFORMANCE.md.)
   g.rows_per_task = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
   detail::parallel_run((rows + g.rows_per_task - 1) / g.rows_per_task, run_rows, &g);
 }
