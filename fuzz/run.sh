@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-600}
+command -v clang++ >/dev/null || { echo "fuzz/run.sh: needs clang (Debian: apt-get install clang)" >&2; exit 2; }
 cmake --preset fuzz >/dev/null && cmake --build --preset fuzz --target gguf_fuzz
 corpus=build/fuzz/corpus findings=build/fuzz/findings
 mkdir -p "$corpus" "$findings"

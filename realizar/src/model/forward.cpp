@@ -54,14 +54,17 @@ Session::Session(const Model& m, std::size_t n_ctx) : m_(m), c_(m.config()), n_c
   v_.assign(kv, 0);
 }
 
-// Rotates each head's first rope_dim values by position-dependent angles: theta_i = pos * base^(-2i/rope_dim)
+// Rotates each head's first rope_dim values by position-dependent angles theta_i = pos * base^(-2i/rope_dim)
 // (divided by rope_freqs[i] when present); pairs (2i, 2i+1) for llama, (i, i + rope_dim/2) for NEOX.
+// The angles are computed as the reference engine does, in float by repeated multiplication
+// (theta_{i+1} = theta_i * base^(-2/rope_dim)), so that q and k round to f16 the same way (Note [F16 attention]).
 void Session::rope(float* v, std::size_t n_heads, std::size_t pos) const {
   const std::size_t half = c_.rope_dim / 2;
-  for (std::size_t i = 0; i < half; ++i) {
-    double theta = static_cast<double>(pos) * std::pow(static_cast<double>(c_.rope_base), -2.0 * static_cast<double>(i) / c_.rope_dim);
-    if (!m_.rope_freqs.empty()) theta /= m_.rope_freqs[i];
-    const float cs = static_cast<float>(std::cos(theta)), sn = static_cast<float>(std::sin(theta));
+  const float theta_scale = std::pow(c_.rope_base, -2.0f / static_cast<float>(c_.rope_dim));
+  float theta = static_cast<float>(pos);
+  for (std::size_t i = 0; i < half; ++i, theta *= theta_scale) {
+    const float t = m_.rope_freqs.empty() ? theta : theta / m_.rope_freqs[i];
+    const float cs = std::cos(t), sn = std::sin(t);
     for (std::size_t h = 0; h < n_heads; ++h) {
       float* p = v + h * c_.head_dim;
       const std::size_t a = c_.rope_neox ? i : 2 * i, b = c_.rope_neox ? i + half : 2 * i + 1;
