@@ -27,8 +27,8 @@ class Tokenizer {
 
   static Tokenizer from_gguf(const gguf::File& f);
 
-  // Token ids of text. add_bos: prepend BOS when the vocabulary asks for it (tokenizer.ggml.add_bos_token,
-  // default on for SentencePiece). User-defined tokens' text always becomes them; parse_special: so does
+  // Token ids of text. add_bos: add the specials the vocabulary asks for: BOS first
+  // (tokenizer.ggml.add_bos_token, default on for SentencePiece), EOS last (add_eos_token, default off). User-defined tokens' text always becomes them; parse_special: so does
   // control tokens' text (e.g. </s>).
   std::vector<std::int32_t> encode(std::string_view text, bool add_bos, bool parse_special = false) const;
   // The bytes a token stands for when printed (control tokens print nothing).
@@ -48,7 +48,7 @@ class Tokenizer {
   std::vector<TokenType> types_;
   std::unordered_map<std::string, std::int32_t> index_;
   std::int32_t bos_ = -1, eos_ = -1, unk_ = -1, eot_ = -1;
-  bool add_bos_ = true, add_space_prefix_ = true;
+  bool add_bos_ = true, add_eos_ = false, add_space_prefix_ = true;
   std::int32_t byte_token_[256] = {};
   std::vector<std::vector<std::int32_t>> specials_by_byte_;  // control + user-defined by first byte, longest first
 

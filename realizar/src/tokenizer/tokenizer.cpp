@@ -67,6 +67,7 @@ Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   t.unk_ = optional_id(f, "tokenizer.ggml.unknown_token_id", n);
   t.eot_ = optional_id(f, "tokenizer.ggml.eot_token_id", n);
   t.add_bos_ = get_bool(f, "tokenizer.ggml.add_bos_token", !bpe);
+  t.add_eos_ = get_bool(f, "tokenizer.ggml.add_eos_token", false);
   t.add_space_prefix_ = get_bool(f, "tokenizer.ggml.add_space_prefix", !bpe);
   for (int b = 0; b < 256; ++b) {
     char name[8];
@@ -119,6 +120,7 @@ std::vector<std::int32_t> Tokenizer::encode(std::string_view text, bool add_bos,
     start = i;
   }
   if (start < text.size()) encode_plain(text.substr(start), out);
+  if (add_bos && add_eos_ && eos_ >= 0) out.push_back(eos_);  // the same switch adds both specials
   return out;
 }
 

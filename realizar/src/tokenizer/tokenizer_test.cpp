@@ -37,7 +37,7 @@ TEST_P(VocabTest, MatchesEveryExpectedTokenization) {
   ASSERT_GT(texts.size(), 20u);
   for (std::size_t i = 0; i < texts.size(); ++i) {
     std::string got;
-    for (auto id : tok.encode(texts[i], false)) got += " " + std::to_string(id);
+    for (auto id : tok.encode(texts[i], false)) got.append(" ").append(std::to_string(id));
     EXPECT_EQ(got, expected[i]) << "string #" << i << ": '" << texts[i] << "'";
   }
 }
@@ -66,7 +66,7 @@ TEST(Tokenizer, DecodeRoundTripsAndStreamsWholeCharacters) {
   const auto tok = Tokenizer::from_gguf(file);
   const std::string text = "Führer 🦙 says hi";
   const auto ids = tok.encode(text, false);
-  EXPECT_EQ(tok.decode(ids), " " + text);  // SentencePiece's space prefix
+  EXPECT_EQ(tok.decode(ids), std::string(" ").append(text));  // SentencePiece's space prefix
   Utf8Stream s;
   std::string streamed;
   for (auto id : ids) {
@@ -80,7 +80,7 @@ TEST(Tokenizer, DecodeRoundTripsAndStreamsWholeCharacters) {
     streamed += part;
   }
   streamed += s.flush();
-  EXPECT_EQ(streamed, " " + text);
+  EXPECT_EQ(streamed, std::string(" ").append(text));
 }
 
 }  // namespace
