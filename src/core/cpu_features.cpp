@@ -44,6 +44,8 @@ CpuFeatures detect() {
     f.avx512bw = b & (1u << 30);
     f.avx512vl = b & (1u << 31);
     f.avx512vnni = c & (1u << 11);
+    const bool tile = d & (1u << 24), int8 = d & (1u << 25);
+    f.amx_int8 = tile && int8 && f.osxsave && (xgetbv0() & (3ull << 17)) == (3ull << 17);
   }
   unsigned ext = __get_cpuid_max(0x80000000u, nullptr);
   if (ext >= 0x80000004u) {

@@ -10,6 +10,7 @@ struct CpuFeatures {
   bool avx512f = false, avx512bw = false, avx512dq = false, avx512vl = false, avx512vnni = false;
   bool os_ymm = false;  // XCR0 bits 1,2: the OS saves SSE and AVX state
   bool os_zmm = false;  // XCR0 bits 5,6,7: opmask and upper ZMM state
+  bool amx_int8 = false;  // AMX-TILE + AMX-INT8 (CPUID.7:EDX[24,25]) and XCR0 bits 17,18 (tile state)
   bool neon = false, neon_dotprod = false;
   std::string brand;
 };

@@ -14,7 +14,7 @@ int pool_threads();
 
 // 64-byte aligned scratch of at least `floats` floats, owned by the calling thread, one per slot.
 // Valid until the same thread asks for the same slot again.
-enum class ScratchSlot { kPackA, kPackB, kGather, kQuantX, kRow, kRowsOut, kGateUp, kCount };
+enum class ScratchSlot { kPackA, kPackB, kGather, kQuantX, kRow, kRowsOut, kGateUp, kAmxPack, kAmxWeights, kCount };
 float* thread_scratch(ScratchSlot slot, std::size_t floats);
 
 }  // namespace trueno::detail

@@ -7,6 +7,7 @@
 #include "core/parallel.h"
 #include "core/strings.h"
 #include "cpu/dispatch.h"
+#include "cpu/kernels/qdot/qgemm_amx.h"
 #include "trueno/error.h"
 #include "trueno/quant.h"
 #include "trueno/threads.h"
@@ -105,6 +106,29 @@ void run_rows(void* ctx, std::size_t task) {
     }
 }
 
+// Prefill of Q4_K weights on AMX tiles (Note in cpu/kernels/qdot/qgemm_amx.h): the activations are
+// repacked once into tile layout, then each task multiplies 16 weight rows with all activation rows.
+void run_amx(const Job& g) {
+  const std::size_t nb = g.cols / 256, groups = (g.m + 15) / 16;
+  auto* pack = detail::thread_scratch(detail::ScratchSlot::kAmxPack, (cpu::amx::packed_activation_bytes(g.m, nb) + 3) / 4);
+  struct PackCtx {
+    const Job* g;
+    std::size_t nb;
+    float* pack;
+  } pc{&g, nb, pack};
+  detail::parallel_run(groups, [](void* p, std::size_t grp) {
+    const auto& c = *static_cast<const PackCtx*>(p);
+    cpu::amx::pack_activation_group(c.g->xq, c.g->xq_bytes, c.g->m, c.nb, grp, c.pack);
+  }, &pc);
+  detail::parallel_run((g.rows + 15) / 16, [](void* p, std::size_t task) {
+    const auto& c = *static_cast<const PackCtx*>(p);
+    const Job& g = *c.g;
+    void* scratch = detail::thread_scratch(detail::ScratchSlot::kAmxWeights, (cpu::amx::weight_scratch_bytes(c.nb) + 3) / 4);
+    const std::size_t r0 = 16 * task, nr = std::min<std::size_t>(16, g.rows - r0);
+    for (int k = 0; k < g.n_w; ++k) cpu::amx::q4k_rows(g.w[k], g.row_bytes, r0, nr, c.pack, g.m, c.nb, g.y[k], g.rows, scratch);
+  }, &pc);
+}
+
 void check(const char* op, QuantType type, std::size_t w_bytes, std::size_t rows, std::size_t cols, std::size_t x_size,
            std::size_t m, std::size_t y_size) {
   const std::size_t rb = quant_row_bytes(type, cols);
@@ -162,6 +186,8 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
     g.xq = xq;
     quantize_activations(act, x, m, cols, xq, g.xq_bytes);
   }
+  if (g.dot && m > 1 && type == QuantType::Q4_K && cpu::kernels_backend(backend) == Backend::AVX512 && cpu::amx::usable())
+    return run_amx(g);
   // ~32K weight bytes per task: enough to amortize a task, many tasks for balance. (8-256 KiB measured
   // on the device Xeon: 8-64 KiB within noise of each other, 256 KiB slower; software prefetch of the
   // next row was slower at every distance, docs/PERFORMANCE.md.)

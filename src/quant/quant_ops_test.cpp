@@ -2,11 +2,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <string_view>
 #include <iostream>
 #include <random>
 #include <vector>
 
+#include "cpu/kernels/qdot/qgemm_amx.h"
 #include "support/gguf_tensors.h"
 #include "trueno/trueno.h"
 #include "trueno/quant.h"
@@ -99,6 +103,35 @@ TEST(QuantOps, ResultsDoNotDependOnThreadsAndBatchRowsEqualMatvec) {
     ASSERT_EQ(0, std::memcmp(ys.data() + 2 * p.rows, y3.data(), p.rows * 4)) << quant_info(t).name;
   }
   set_num_threads(saved);
+}
+
+// Every prefill path (multi-row block dots in groups of 8 lanes; AMX tiles of 16 x 16 where the CPU has
+// them) against the single-row matvec, bit for bit, on every backend, with row and activation counts
+// that leave partial groups and tiles.
+TEST(QuantOps, EveryBatchRowEqualsItsMatvecOnEveryBackend) {
+  const char* amx = std::getenv("TRUENO_AMX");
+  std::printf("prefill paths checked on: %s (AMX tiles for q4_k on avx512: %s%s)\n",
+              [] {
+                std::string s;
+                for (Backend b : available()) s += std::string(name(b)) + " ";
+                return s;
+              }().c_str(),
+              cpu::amx::usable() ? "used" : "not available here", amx && std::string_view(amx) == "0" ? ", disabled by TRUENO_AMX=0" : "");
+  for (QuantType t : {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0})
+    for (Backend b : available()) {
+      const Problem p = make(t, 300, 768, 11);
+      const std::size_t m = 37;
+      std::vector<float> xs(m * p.cols), ys(m * p.rows), y(p.rows);
+      std::mt19937 rng(3);
+      std::uniform_real_distribution<float> u(-1, 1);
+      for (auto& v : xs) v = u(rng);
+      quant_matmul(t, p.w, p.rows, p.cols, xs, m, ys, b);
+      for (std::size_t i = 0; i < m; ++i) {
+        quant_matvec(t, p.w, p.rows, p.cols, std::span<const float>(xs).subspan(i * p.cols, p.cols), y, b);
+        ASSERT_EQ(0, std::memcmp(ys.data() + i * p.rows, y.data(), p.rows * 4))
+            << quant_info(t).name << " on " << name(b) << ", activation row " << i;
+      }
+    }
 }
 
 TEST(QuantOps, GateUpSwigluIsSiluOfGateTimesUp) {

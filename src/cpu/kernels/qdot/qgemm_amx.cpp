@@ -1,0 +1,157 @@
+// Q4_K x Q8_K prefill on AMX tiles (qgemm_amx.h). Compiled with the AVX-512 flags plus AMX-TILE and
+// AMX-INT8; only called after usable() said yes.
+//
+// Tile step, for one weight block i and sub-block j (32 elements): C[16 w][16 x] (int32) =
+// A[16 w][32] (u8 levels, one row per weight row) . B (Q8_K values of 16 activation rows, in the
+// 4-byte-interleaved layout tdpbusd reads). Then per weight row: acc += C * scale (exact int32),
+// after the 8 sub-blocks: sum += (d dx) float(acc) - (dmin dx) float(sum_j min_j bsum_pair_j).
+#include "cpu/kernels/qdot/qgemm_amx.h"
+
+#include <immintrin.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "core/cpu_features.h"
+#include "core/half.h"
+#include "quant/blocks.h"
+
+namespace trueno::cpu::amx {
+namespace {
+
+constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+
+// Per activation group and block: 8 B tiles (8 rows x 64 bytes), 4 bsum-pair vectors (16 lanes of
+// two int16: pairs (2t, 2t+1) of sub-block sums), 16 dx.
+constexpr std::size_t kBTile = 512, kGroupBlockBytes = 8 * kBTile + 4 * 64 + 64;
+
+struct alignas(64) TileConfig {
+  std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
+  std::uint16_t colsb[16] = {};
+  std::uint8_t rows[16] = {};
+};
+
+void configure_tiles() {
+  thread_local bool done = false;
+  if (done) return;
+  TileConfig cfg;
+  cfg.colsb[0] = 64, cfg.rows[0] = 16;  // C: 16 x 16 int32
+  cfg.colsb[1] = 32, cfg.rows[1] = 16;  // A: 16 weight rows x 32 levels
+  cfg.colsb[2] = 64, cfg.rows[2] = 8;   // B: 32 values x 16 activation rows, 4-interleaved
+  _tile_loadconfig(&cfg);
+  done = true;
+}
+
+}  // namespace
+
+bool usable() {
+  static const bool ok = [] {
+    const char* env = std::getenv("TRUENO_AMX");
+    if (env != nullptr && std::string_view(env) == "0") return false;
+    if (!detail::cpu_features().amx_int8 || !detail::cpu_features().avx512bw) return false;
+    return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+  }();
+  return ok;
+}
+
+std::size_t packed_activation_bytes(std::size_t m, std::size_t nb) { return (m + 15) / 16 * nb * kGroupBlockBytes; }
+std::size_t weight_scratch_bytes(std::size_t nb) { return nb * (8 * 512 + 16 * 8 * 4 + 16 * 4 * 4 + 2 * 16 * 4) + 64 * 16 * 4 * 2; }
+
+void pack_activation_group(const void* xq, std::size_t xq_row_bytes, std::size_t m, std::size_t nb, std::size_t g, void* pack) {
+  auto* out = static_cast<unsigned char*>(pack) + g * nb * kGroupBlockBytes;
+  for (std::size_t i = 0; i < nb; ++i, out += kGroupBlockBytes) {
+    for (std::size_t n = 0; n < 16; ++n) {
+      const std::size_t row = std::min(16 * g + n, m - 1);
+      const auto* bx = static_cast<const unsigned char*>(xq) + row * xq_row_bytes + i * sizeof(quant::BlockQ8_K);
+      quant::BlockQ8_K b;
+      std::memcpy(&b, bx, sizeof b);
+      for (int j = 0; j < 8; ++j)
+        for (int k = 0; k < 8; ++k)  // B_j[k][4n + t] = x[n][32j + 4k + t]
+          std::memcpy(out + j * kBTile + k * 64 + 4 * n, b.qs + 32 * j + 4 * k, 4);
+      for (int t = 0; t < 4; ++t) {
+        const std::int16_t lo = static_cast<std::int16_t>(b.bsums[4 * t] + b.bsums[4 * t + 1]);
+        const std::int16_t hi = static_cast<std::int16_t>(b.bsums[4 * t + 2] + b.bsums[4 * t + 3]);
+        std::memcpy(out + 8 * kBTile + t * 64 + 4 * n, &lo, 2);
+        std::memcpy(out + 8 * kBTile + t * 64 + 4 * n + 2, &hi, 2);
+      }
+      std::memcpy(out + 8 * kBTile + 4 * 64 + 4 * n, &b.d, 4);
+    }
+  }
+}
+
+void q4k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t nr, const void* pack, std::size_t m,
+              std::size_t nb, float* y, std::size_t ldy, void* scratch) {
+  configure_tiles();
+  // Unpack the 16 weight rows once: A tiles [i][j] (16 x 32 levels), scales, min pairs, d, dmin.
+  auto* a_tiles = static_cast<unsigned char*>(scratch);
+  auto* sc = reinterpret_cast<std::int32_t*>(a_tiles + nb * 8 * 512);          // [i][j][16]
+  auto* minpair = sc + nb * 8 * 16;                                           // [i][16][4]
+  auto* dw = reinterpret_cast<float*>(minpair + nb * 16 * 4);                 // [i][16]
+  auto* dminw = dw + nb * 16;                                                 // [i][16]
+  auto* cbuf = reinterpret_cast<std::int32_t*>(dminw + nb * 16);              // 16 x 16, 64-aligned below
+  cbuf = reinterpret_cast<std::int32_t*>((reinterpret_cast<std::uintptr_t>(cbuf) + 63) & ~std::uintptr_t{63});
+  for (std::size_t rr = 0; rr < 16; ++rr) {
+    const std::size_t r = r0 + std::min(rr, nr - 1);  // rows past nr repeat the last (not stored)
+    const auto* wr = static_cast<const unsigned char*>(w) + r * row_bytes;
+    for (std::size_t i = 0; i < nb; ++i) {
+      quant::BlockQ4_K b;
+      std::memcpy(&b, wr + i * sizeof b, sizeof b);
+      int s[8], mn[8];
+      for (int j = 0; j < 8; ++j) quant::k_scale_min(b.scales, j, &s[j], &mn[j]);
+      const __m256i low4 = _mm256_set1_epi8(0x0F);
+      for (int c = 0; c < 4; ++c) {
+        const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b.qs + 32 * c));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(a_tiles + (i * 8 + 2 * c) * 512 + rr * 32), _mm256_and_si256(q, low4));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(a_tiles + (i * 8 + 2 * c + 1) * 512 + rr * 32),
+                            _mm256_and_si256(_mm256_srli_epi16(q, 4), low4));
+      }
+      for (int j = 0; j < 8; ++j) sc[(i * 8 + j) * 16 + rr] = s[j];
+      for (int t = 0; t < 4; ++t)
+        minpair[(i * 16 + rr) * 4 + t] = static_cast<std::int32_t>(static_cast<std::uint32_t>(mn[2 * t]) | (static_cast<std::uint32_t>(mn[2 * t + 1]) << 16));
+      dw[i * 16 + rr] = detail::f16_bits_to_f32(b.d);
+      dminw[i * 16 + rr] = detail::f16_bits_to_f32(b.dmin);
+    }
+  }
+  const auto* packed = static_cast<const unsigned char*>(pack);
+  for (std::size_t g = 0; g * 16 < m; ++g) {
+    __m512 sum[16];
+    for (auto& v : sum) v = _mm512_setzero_ps();
+    for (std::size_t i = 0; i < nb; ++i) {
+      const unsigned char* gb = packed + (g * nb + i) * kGroupBlockBytes;
+      __m512i acc[16];
+      for (auto& v : acc) v = _mm512_setzero_si512();
+      for (int j = 0; j < 8; ++j) {
+        _tile_zero(0);
+        _tile_loadd(1, a_tiles + (i * 8 + j) * 512, 32);
+        _tile_loadd(2, gb + j * kBTile, 64);
+        _tile_dpbusd(0, 1, 2);
+        _tile_stored(0, cbuf, 64);
+        const std::int32_t* s = sc + (i * 8 + j) * 16;
+        for (int rr = 0; rr < 16; ++rr)
+          acc[rr] = _mm512_add_epi32(acc[rr], _mm512_mullo_epi32(_mm512_load_si512(cbuf + 16 * rr), _mm512_set1_epi32(s[rr])));
+      }
+      const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(gb + 8 * kBTile + 4 * 64));
+      __m512i bp[4];
+      for (int t = 0; t < 4; ++t) bp[t] = _mm512_loadu_si512(gb + 8 * kBTile + t * 64);
+      for (int rr = 0; rr < 16; ++rr) {
+        __m512i summ = _mm512_setzero_si512();
+        for (int t = 0; t < 4; ++t) summ = _mm512_add_epi32(summ, _mm512_madd_epi16(bp[t], _mm512_set1_epi32(minpair[(i * 16 + rr) * 4 + t])));
+        const __m512 d = _mm512_mul_ps(_mm512_set1_ps(dw[i * 16 + rr]), dx);
+        const __m512 dmin = _mm512_mul_ps(_mm512_set1_ps(dminw[i * 16 + rr]), dx);
+        const __m512 term = _mm512_sub_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(acc[rr])), _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(summ)));
+        sum[rr] = _mm512_add_ps(sum[rr], term);
+      }
+    }
+    alignas(64) float out[16];
+    for (std::size_t rr = 0; rr < nr; ++rr) {
+      _mm512_store_ps(out, sum[rr]);
+      for (std::size_t n = 0; n < 16 && 16 * g + n < m; ++n) y[(16 * g + n) * ldy + r0 + rr] = out[n];
+    }
+  }
+}
+
+}  // namespace trueno::cpu::amx
