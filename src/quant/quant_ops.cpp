@@ -106,7 +106,7 @@ void run_rows(void* ctx, std::size_t task) {
     }
 }
 
-// Prefill of Q4_K weights on AMX tiles (Note in cpu/kernels/qdot/qgemm_amx.h): the activations are
+// Prefill of Q4_K / Q6_K weights on AMX tiles (Note in cpu/kernels/qdot/qgemm_amx.h): the activations are
 // repacked once into tile layout, then each task multiplies 16 weight rows with all activation rows.
 void run_amx(const Job& g) {
   const std::size_t nb = g.cols / 256, groups = (g.m + 15) / 16;
@@ -125,7 +125,8 @@ void run_amx(const Job& g) {
     const Job& g = *c.g;
     void* scratch = detail::thread_scratch(detail::ScratchSlot::kAmxWeights, (cpu::amx::weight_scratch_bytes(c.nb) + 3) / 4);
     const std::size_t r0 = 16 * task, nr = std::min<std::size_t>(16, g.rows - r0);
-    for (int k = 0; k < g.n_w; ++k) cpu::amx::q4k_rows(g.w[k], g.row_bytes, r0, nr, c.pack, g.m, c.nb, g.y[k], g.rows, scratch);
+    const auto rows_fn = g.type == QuantType::Q4_K ? cpu::amx::q4k_rows : cpu::amx::q6k_rows;
+    for (int k = 0; k < g.n_w; ++k) rows_fn(g.w[k], g.row_bytes, r0, nr, c.pack, g.m, c.nb, g.y[k], g.rows, scratch);
   }, &pc);
 }
 
@@ -186,7 +187,8 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
     g.xq = xq;
     quantize_activations(act, x, m, cols, xq, g.xq_bytes);
   }
-  if (g.dot && m > 1 && type == QuantType::Q4_K && cpu::kernels_backend(backend) == Backend::AVX512 && cpu::amx::usable())
+  if (g.dot && m > 1 && (type == QuantType::Q4_K || type == QuantType::Q6_K) && cpu::kernels_backend(backend) == Backend::AVX512 &&
+      cpu::amx::usable())
     return run_amx(g);
   // ~32K weight bytes per task: enough to amortize a task, many tasks for balance. (8-256 KiB measured
   // on the device Xeon: 8-64 KiB within noise of each other, 256 KiB slower; software prefetch of the

@@ -110,7 +110,7 @@ TEST(QuantOps, ResultsDoNotDependOnThreadsAndBatchRowsEqualMatvec) {
 // that leave partial groups and tiles.
 TEST(QuantOps, EveryBatchRowEqualsItsMatvecOnEveryBackend) {
   const char* amx = std::getenv("TRUENO_AMX");
-  std::printf("prefill paths checked on: %s (AMX tiles for q4_k on avx512: %s%s)\n",
+  std::printf("prefill paths checked on: %s (AMX tiles for q4_k and q6_k on avx512: %s%s)\n",
               [] {
                 std::string s;
                 for (Backend b : available()) s += std::string(name(b)) + " ";

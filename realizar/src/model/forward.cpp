@@ -84,7 +84,7 @@ void Session::attention(std::size_t layer, std::size_t T) {
   kf_.resize(n_all * kv_row), vf_.resize(n_all * kv_row);
   ops::f16_to_f32(std::span(k_).subspan(base, n_all * kv_row), kf_);
   ops::f16_to_f32(std::span(v_).subspan(base, n_all * kv_row), vf_);
-  att_.assign(T * nh * hd, 0.0f);
+  att_.resize(T * nh * hd);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   trueno::parallel_for(T * nh, [&](std::size_t task) {
     const std::size_t t = task / nh, h = task % nh, kvh = h / group, n = pos_ + t + 1;
@@ -93,15 +93,14 @@ void Session::attention(std::size_t layer, std::size_t T) {
     s.resize(n), qh.resize(hd), half.resize(std::max(n, hd));
     ops::f32_to_f16(std::span(q_).subspan((t * nh + h) * hd, hd), std::span(half).first(hd));
     ops::f16_to_f32(std::span(half).first(hd), qh);
-    for (std::size_t j = 0; j < n; ++j) s[j] = ops::dot(qh, std::span(kf_).subspan(j * kv_row + kvh * hd, hd)) * scale;
+    // scores = K_h q / sqrt(hd) and out = s V_h as one matrix op each (a dot call per position cost
+    // more than the arithmetic at long prompts: 4M calls per layer at T = 512).
+    ops::matvec(n, hd, kf_.data() + kvh * hd, kv_row, qh, s);
+    ops::scale(s, scale, s);
     ops::softmax(s, s);
     ops::f32_to_f16(s, std::span(half).first(n));
     ops::f16_to_f32(std::span(half).first(n), s);
-    float* out = att_.data() + (t * nh + h) * hd;
-    for (std::size_t j = 0; j < n; ++j) {
-      const float* vj = vf_.data() + j * kv_row + kvh * hd;
-      for (std::size_t e = 0; e < hd; ++e) out[e] += s[j] * vj[e];
-    }
+    ops::matmul(1, hd, n, s.data(), n, vf_.data() + kvh * hd, kv_row, att_.data() + (t * nh + h) * hd, hd);
   });
 }
 

@@ -25,9 +25,11 @@ namespace {
 
 constexpr int kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
 
-// Per activation group and block: 8 B tiles (8 rows x 64 bytes), 4 bsum-pair vectors (16 lanes of
-// two int16: pairs (2t, 2t+1) of sub-block sums), 16 dx.
-constexpr std::size_t kBTile = 512, kGroupBlockBytes = 8 * kBTile + 4 * 64 + 64;
+// Per activation group and block: 8 B tiles (8 rows x 64 bytes; rows 0-3 and 4-7 are also the K=16
+// tiles of the two halves, used by Q6_K), 4 bsum-pair vectors (16 lanes of two int16: the sums of
+// Q4_K sub-blocks 2t and 2t+1), 16 dx, then 8 vectors of raw bsum pairs (bsums 2t, 2t+1; Q6_K).
+constexpr std::size_t kBTile = 512, kPairs = 8 * kBTile, kDx = kPairs + 4 * 64, kRawPairs = kDx + 64;
+constexpr std::size_t kGroupBlockBytes = kRawPairs + 8 * 64;
 
 struct alignas(64) TileConfig {
   std::uint8_t palette = 1, start_row = 0, reserved[14] = {};
@@ -42,6 +44,8 @@ void configure_tiles() {
   cfg.colsb[0] = 64, cfg.rows[0] = 16;  // C: 16 x 16 int32
   cfg.colsb[1] = 32, cfg.rows[1] = 16;  // A: 16 weight rows x 32 levels
   cfg.colsb[2] = 64, cfg.rows[2] = 8;   // B: 32 values x 16 activation rows, 4-interleaved
+  cfg.colsb[3] = 16, cfg.rows[3] = 16;  // Q6_K A: 16 weight rows x 16 levels
+  cfg.colsb[4] = 64, cfg.rows[4] = 4;   // Q6_K B: 16 values x 16 activation rows
   _tile_loadconfig(&cfg);
   done = true;
 }
@@ -59,7 +63,7 @@ bool usable() {
 }
 
 std::size_t packed_activation_bytes(std::size_t m, std::size_t nb) { return (m + 15) / 16 * nb * kGroupBlockBytes; }
-std::size_t weight_scratch_bytes(std::size_t nb) { return nb * (8 * 512 + 16 * 8 * 4 + 16 * 4 * 4 + 2 * 16 * 4) + 64 * 16 * 4 * 2; }
+std::size_t weight_scratch_bytes(std::size_t nb) { return nb * (4096 + 16 * 16 * 4 + 16 * 8 * 4 + 2 * 16 * 4) + 8192; }
 
 void pack_activation_group(const void* xq, std::size_t xq_row_bytes, std::size_t m, std::size_t nb, std::size_t g, void* pack) {
   auto* out = static_cast<unsigned char*>(pack) + g * nb * kGroupBlockBytes;
@@ -75,10 +79,11 @@ void pack_activation_group(const void* xq, std::size_t xq_row_bytes, std::size_t
       for (int t = 0; t < 4; ++t) {
         const std::int16_t lo = static_cast<std::int16_t>(b.bsums[4 * t] + b.bsums[4 * t + 1]);
         const std::int16_t hi = static_cast<std::int16_t>(b.bsums[4 * t + 2] + b.bsums[4 * t + 3]);
-        std::memcpy(out + 8 * kBTile + t * 64 + 4 * n, &lo, 2);
-        std::memcpy(out + 8 * kBTile + t * 64 + 4 * n + 2, &hi, 2);
+        std::memcpy(out + kPairs + t * 64 + 4 * n, &lo, 2);
+        std::memcpy(out + kPairs + t * 64 + 4 * n + 2, &hi, 2);
       }
-      std::memcpy(out + 8 * kBTile + 4 * 64 + 4 * n, &b.d, 4);
+      std::memcpy(out + kDx + 4 * n, &b.d, 4);
+      for (int t = 0; t < 8; ++t) std::memcpy(out + kRawPairs + t * 64 + 4 * n, b.bsums + 2 * t, 4);
     }
   }
 }
@@ -134,9 +139,9 @@ void q4k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t 
         for (int rr = 0; rr < 16; ++rr)
           acc[rr] = _mm512_add_epi32(acc[rr], _mm512_mullo_epi32(_mm512_load_si512(cbuf + 16 * rr), _mm512_set1_epi32(s[rr])));
       }
-      const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(gb + 8 * kBTile + 4 * 64));
+      const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(gb + kDx));
       __m512i bp[4];
-      for (int t = 0; t < 4; ++t) bp[t] = _mm512_loadu_si512(gb + 8 * kBTile + t * 64);
+      for (int t = 0; t < 4; ++t) bp[t] = _mm512_loadu_si512(gb + kPairs + t * 64);
       for (int rr = 0; rr < 16; ++rr) {
         __m512i summ = _mm512_setzero_si512();
         for (int t = 0; t < 4; ++t) summ = _mm512_add_epi32(summ, _mm512_madd_epi16(bp[t], _mm512_set1_epi32(minpair[(i * 16 + rr) * 4 + t])));
@@ -144,6 +149,86 @@ void q4k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t 
         const __m512 dmin = _mm512_mul_ps(_mm512_set1_ps(dminw[i * 16 + rr]), dx);
         const __m512 term = _mm512_sub_ps(_mm512_mul_ps(d, _mm512_cvtepi32_ps(acc[rr])), _mm512_mul_ps(dmin, _mm512_cvtepi32_ps(summ)));
         sum[rr] = _mm512_add_ps(sum[rr], term);
+      }
+    }
+    alignas(64) float out[16];
+    for (std::size_t rr = 0; rr < nr; ++rr) {
+      _mm512_store_ps(out, sum[rr]);
+      for (std::size_t n = 0; n < 16 && 16 * g + n < m; ++n) y[(16 * g + n) * ldy + r0 + rr] = out[n];
+    }
+  }
+}
+
+void q6k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t nr, const void* pack, std::size_t m,
+              std::size_t nb, float* y, std::size_t ldy, void* scratch) {
+  configure_tiles();
+  // A tiles [i][sb] (16 rows x 16 levels 0..63), scales [i][sb][16], scale pairs [i][16][8], d [i][16].
+  auto* a_tiles = static_cast<unsigned char*>(scratch);
+  auto* sc = reinterpret_cast<std::int32_t*>(a_tiles + nb * 16 * 256);
+  auto* scpair = sc + nb * 16 * 16;
+  auto* dw = reinterpret_cast<float*>(scpair + nb * 16 * 8);
+  auto* cbuf = reinterpret_cast<std::int32_t*>((reinterpret_cast<std::uintptr_t>(dw + nb * 16) + 63) & ~std::uintptr_t{63});
+  const __m256i low4 = _mm256_set1_epi8(0x0F), three = _mm256_set1_epi8(3);
+  for (std::size_t rr = 0; rr < 16; ++rr) {
+    const std::size_t r = r0 + std::min(rr, nr - 1);
+    const auto* wr = static_cast<const unsigned char*>(w) + r * row_bytes;
+    for (std::size_t i = 0; i < nb; ++i) {
+      const auto* bw = wr + i * sizeof(quant::BlockQ6_K);
+      const auto* ql = bw + offsetof(quant::BlockQ6_K, ql);
+      const auto* qhp = bw + offsetof(quant::BlockQ6_K, qh);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i ql0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 64 * h));
+        const __m256i ql1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(ql + 64 * h + 32));
+        const __m256i qh = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qhp + 32 * h));
+        const __m256i q[4] = {
+            _mm256_or_si256(_mm256_and_si256(ql0, low4), _mm256_slli_epi16(_mm256_and_si256(qh, three), 4)),
+            _mm256_or_si256(_mm256_and_si256(ql1, low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), three), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), three), 4)),
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), three), 4))};
+        for (int k = 0; k < 4; ++k) {  // elements 128h + 32k + [0, 32): sub-blocks 8h + 2k, 8h + 2k + 1
+          const std::size_t sb = 8 * h + 2 * k;
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(a_tiles + (i * 16 + sb) * 256 + rr * 16), _mm256_castsi256_si128(q[k]));
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(a_tiles + (i * 16 + sb + 1) * 256 + rr * 16), _mm256_extracti128_si256(q[k], 1));
+        }
+      }
+      std::int8_t s8[16];
+      std::memcpy(s8, bw + offsetof(quant::BlockQ6_K, scales), 16);
+      for (int sb = 0; sb < 16; ++sb) sc[(i * 16 + sb) * 16 + rr] = s8[sb];
+      for (int t = 0; t < 8; ++t)
+        scpair[(i * 16 + rr) * 8 + t] = static_cast<std::int32_t>(static_cast<std::uint16_t>(s8[2 * t]) |
+                                                                  (static_cast<std::uint32_t>(static_cast<std::uint16_t>(s8[2 * t + 1])) << 16));
+      std::uint16_t d16;
+      std::memcpy(&d16, bw + offsetof(quant::BlockQ6_K, d), 2);
+      dw[i * 16 + rr] = detail::f16_bits_to_f32(d16);
+    }
+  }
+  const auto* packed = static_cast<const unsigned char*>(pack);
+  for (std::size_t g = 0; g * 16 < m; ++g) {
+    __m512 sum[16];
+    for (auto& v : sum) v = _mm512_setzero_ps();
+    for (std::size_t i = 0; i < nb; ++i) {
+      const unsigned char* gb = packed + (g * nb + i) * kGroupBlockBytes;
+      __m512i acc[16];
+      for (auto& v : acc) v = _mm512_setzero_si512();
+      for (int sb = 0; sb < 16; ++sb) {
+        _tile_zero(0);
+        _tile_loadd(3, a_tiles + (i * 16 + sb) * 256, 16);
+        _tile_loadd(4, gb + (sb / 2) * kBTile + (sb % 2) * 256, 64);
+        _tile_dpbusd(0, 3, 4);
+        _tile_stored(0, cbuf, 64);
+        const std::int32_t* s = sc + (i * 16 + sb) * 16;
+        for (int rr = 0; rr < 16; ++rr)
+          acc[rr] = _mm512_add_epi32(acc[rr], _mm512_mullo_epi32(_mm512_load_si512(cbuf + 16 * rr), _mm512_set1_epi32(s[rr])));
+      }
+      const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(gb + kDx));
+      __m512i bp[8];
+      for (int t = 0; t < 8; ++t) bp[t] = _mm512_loadu_si512(gb + kRawPairs + t * 64);
+      for (int rr = 0; rr < 16; ++rr) {
+        __m512i off = _mm512_setzero_si512();  // levels are stored +32: subtract 32 sum_sb sc_sb bsum_sb
+        for (int t = 0; t < 8; ++t) off = _mm512_add_epi32(off, _mm512_madd_epi16(bp[t], _mm512_set1_epi32(scpair[(i * 16 + rr) * 8 + t])));
+        const __m512i sumi = _mm512_sub_epi32(acc[rr], _mm512_slli_epi32(off, 5));
+        const __m512 d = _mm512_mul_ps(_mm512_set1_ps(dw[i * 16 + rr]), dx);
+        sum[rr] = _mm512_add_ps(sum[rr], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sumi)));
       }
     }
     alignas(64) float out[16];

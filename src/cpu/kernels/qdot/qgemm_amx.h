@@ -1,4 +1,4 @@
-// Prefill on AMX (Intel AMX-INT8 tiles): a Q4_K weight matrix times many activation rows quantized to
+// Prefill on AMX (Intel AMX-INT8 tiles): a Q4_K or Q6_K weight matrix times many activation rows quantized to
 // Q8_K, 16 weight rows x 16 activation rows per tile step, one tile multiply per 32-element sub-block
 // (so each sub-block's 6-bit scale can be applied to its exact integer sum). Integer sums are exact
 // and the float steps are the single-row dot's, lane by lane: results are bit-identical to
@@ -19,6 +19,10 @@ void pack_activation_group(const void* xq, std::size_t xq_row_bytes, std::size_t
 std::size_t weight_scratch_bytes(std::size_t nb);
 // y[i * ldy + r] for weight rows r in [r0, r0 + nr), nr <= 16, all m activation rows.
 void q4k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t nr, const void* pack, std::size_t m,
+              std::size_t nb, float* y, std::size_t ldy, void* scratch);
+
+// The same for Q6_K weights (16-element sub-blocks: one tile multiply each, K = 16).
+void q6k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t nr, const void* pack, std::size_t m,
               std::size_t nb, float* y, std::size_t ldy, void* scratch);
 
 }  // namespace trueno::cpu::amx
