@@ -8,6 +8,7 @@
 
 namespace trueno::cpu::amx {
 
+#if defined(__x86_64__)
 // The CPU has AMX-INT8, the OS granted this process the tile state (arch_prctl), and TRUENO_AMX != 0.
 bool usable();
 
@@ -24,5 +25,14 @@ void q4k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t 
 // The same for Q6_K weights (16-element sub-blocks: one tile multiply each, K = 16).
 void q6k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t nr, const void* pack, std::size_t m,
               std::size_t nb, float* y, std::size_t ldy, void* scratch);
+#else
+// Not x86-64: never usable, so the rest is never called.
+inline bool usable() { return false; }
+inline std::size_t packed_activation_bytes(std::size_t, std::size_t) { return 0; }
+inline void pack_activation_group(const void*, std::size_t, std::size_t, std::size_t, std::size_t, void*) {}
+inline std::size_t weight_scratch_bytes(std::size_t) { return 0; }
+inline void q4k_rows(const void*, std::size_t, std::size_t, std::size_t, const void*, std::size_t, std::size_t, float*, std::size_t, void*) {}
+inline void q6k_rows(const void*, std::size_t, std::size_t, std::size_t, const void*, std::size_t, std::size_t, float*, std::size_t, void*) {}
+#endif
 
 }  // namespace trueno::cpu::amx
