@@ -2,10 +2,10 @@
 // with the lowest merge rank (ties: leftmost); symbols missing from the vocabulary fall back to their
 // bytes' tokens.
 #include <array>
-#include <queue>
 
 #include "realizar/tokenizer.h"
 #include "tokenizer/bpe_bytes.h"
+#include "tokenizer/merge.h"
 #include "tokenizer/pretokenize.h"
 
 namespace realizar {
@@ -37,21 +37,6 @@ const ByteMap& byte_map() {
   return m;
 }
 
-std::size_t char_len(unsigned char c) {
-  return c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 1;
-}
-
-struct Symbol {
-  std::size_t start, len;
-  int prev, next;
-};
-
-struct Bigram {
-  int left, right, rank;
-  std::size_t len;
-  bool operator<(const Bigram& o) const { return rank > o.rank || (rank == o.rank && left > o.left); }
-};
-
 }  // namespace
 
 std::string bpe_byte_char(unsigned char b) { return byte_map().to_char[b]; }
@@ -65,7 +50,7 @@ std::string bpe_encode_bytes(std::string_view s) {
 std::string bpe_decode(std::string_view token) {
   std::string out;
   for (std::size_t i = 0; i < token.size();) {
-    const std::size_t n = std::min(char_len(static_cast<unsigned char>(token[i])), token.size() - i);
+    const std::size_t n = std::min(utf8_len(static_cast<unsigned char>(token[i])), token.size() - i);
     auto it = byte_map().to_byte.find(std::string(token.substr(i, n)));
     if (it != byte_map().to_byte.end()) out += static_cast<char>(it->second);
     else out.append(token.substr(i, n));
@@ -75,6 +60,7 @@ std::string bpe_decode(std::string_view token) {
 }
 
 void Tokenizer::encode_bpe(std::string_view raw, std::vector<std::int32_t>& out) const {
+  std::string key;
   for (const std::string& word_bytes : pre_->split(raw)) {
     const std::string word = bpe_encode_bytes(word_bytes);
     if (pre_->ignore_merges()) {
@@ -84,39 +70,15 @@ void Tokenizer::encode_bpe(std::string_view raw, std::vector<std::int32_t>& out)
         continue;
       }
     }
-    std::vector<Symbol> sym;
-    for (std::size_t i = 0; i < word.size();) {
-      const std::size_t n = std::min(char_len(static_cast<unsigned char>(word[i])), word.size() - i);
-      sym.push_back({i, n, static_cast<int>(sym.size()) - 1, static_cast<int>(sym.size()) + 1});
-      i += n;
-    }
-    if (sym.empty()) continue;
-    sym.back().next = -1;
-    std::priority_queue<Bigram> queue;
-    auto try_pair = [&](int l, int r) {
-      if (l < 0 || r < 0) return;
-      std::string key = word.substr(sym[l].start, sym[l].len);
-      key += ' ';
-      key.append(word, sym[r].start, sym[r].len);
+    // Lower merge rank = earlier merge: priority -rank.
+    const auto pieces = merge_pairs(word, [&](std::string_view l, std::string_view r) -> std::optional<float> {
+      key.assign(l).append(1, ' ').append(r);
       auto it = merge_rank_.find(key);
-      if (it != merge_rank_.end()) queue.push({l, r, it->second, sym[l].len + sym[r].len});
-    };
-    for (std::size_t i = 1; i < sym.size(); ++i) try_pair(static_cast<int>(i) - 1, static_cast<int>(i));
-    while (!queue.empty()) {
-      const Bigram b = queue.top();
-      queue.pop();
-      Symbol& l = sym[b.left];
-      Symbol& r = sym[b.right];
-      if (l.len == 0 || r.len == 0 || l.next != b.right || l.len + r.len != b.len) continue;
-      l.len += r.len;
-      r.len = 0;
-      l.next = r.next;
-      if (r.next >= 0) sym[r.next].prev = b.left;
-      try_pair(l.prev, b.left);
-      try_pair(b.left, l.next);
-    }
-    for (int i = 0; i >= 0; i = sym[i].next) {
-      const std::string piece = word.substr(sym[i].start, sym[i].len);
+      if (it == merge_rank_.end()) return std::nullopt;
+      return -static_cast<float>(it->second);
+    });
+    for (auto [start, len] : pieces) {
+      const std::string piece = word.substr(start, len);
       auto it = index_.find(piece);
       if (it != index_.end()) {
         out.push_back(it->second);

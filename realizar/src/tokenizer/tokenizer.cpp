@@ -4,6 +4,7 @@
 
 #include "realizar/tokenizer.h"
 #include "tokenizer/bpe_bytes.h"
+#include "tokenizer/merge.h"
 #include "tokenizer/pretokenize.h"
 #include "util/strcat.h"
 
@@ -161,17 +162,6 @@ std::string Tokenizer::describe() const {
                 pre_ ? pre_->name() : "", ", ", tokens_.size(), " tokens, BOS ", bos_,
                 ", EOS ", eos_, add_bos_ ? ", adds BOS" : "", add_space_prefix_ ? ", space prefix" : "", "\n");
 }
-
-namespace {
-// Length of the UTF-8 sequence a lead byte starts (1 for stray continuation bytes).
-std::size_t utf8_len(unsigned char c) {
-  if (c < 0x80) return 1;
-  if ((c & 0xE0) == 0xC0) return 2;
-  if ((c & 0xF0) == 0xE0) return 3;
-  if ((c & 0xF8) == 0xF0) return 4;
-  return 1;
-}
-}  // namespace
 
 std::string Utf8Stream::push(std::string_view bytes) {
   pending_ += bytes;
