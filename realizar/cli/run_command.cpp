@@ -59,6 +59,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     const double load_s = seconds_since(t_load);
 
     std::vector<std::int32_t> ids = tok.encode(o->prompt, true);
+    if (ids.empty()) throw CLI::ValidationError("--prompt", "is empty and this vocabulary adds no BOS token: nothing to continue");
     const std::size_t limit = model.config().n_ctx_train;
     std::size_t ctx = o->ctx > 0 ? static_cast<std::size_t>(o->ctx) : std::min(limit, ids.size() + o->n);
     if (ids.size() + 1 > ctx && o->n > 0)
