@@ -1,15 +1,9 @@
-// Message building for errors and reports (no formatting library needed for this).
+// Message building for errors and reports: trueno's own helper (core/strings.h), used by name here.
 #pragma once
-#include <sstream>
-#include <string>
+#include "core/strings.h"
 
 namespace realizar {
 
-template <class... Args>
-std::string strcat(const Args&... args) {
-  std::ostringstream os;
-  (os << ... << args);
-  return os.str();
-}
+using trueno::strcat;
 
 }  // namespace realizar
