@@ -80,35 +80,31 @@ void Writer::set_string(std::string key, std::string v) {
   x.type = ValueType::String, x.s = std::move(v);
   set(std::move(key), std::move(x));
 }
-void Writer::set_string_array(std::string key, const std::vector<std::string>& v) {
+namespace {
+// An array value of one element type, each element filled by fill(element, item).
+template <class T, class Fill>
+Value array_of(ValueType elem, const std::vector<T>& items, Fill fill) {
   Value x;
-  x.type = ValueType::Array, x.elem = ValueType::String;
-  for (const auto& s : v) {
+  x.type = ValueType::Array, x.elem = elem;
+  x.array.reserve(items.size());
+  for (const auto& item : items) {
     Value e;
-    e.type = ValueType::String, e.s = s;
+    e.type = elem;
+    fill(e, item);
     x.array.push_back(std::move(e));
   }
-  set(std::move(key), std::move(x));
+  return x;
+}
+}  // namespace
+
+void Writer::set_string_array(std::string key, const std::vector<std::string>& v) {
+  set(std::move(key), array_of(ValueType::String, v, [](Value& e, const std::string& s) { e.s = s; }));
 }
 void Writer::set_f32_array(std::string key, const std::vector<float>& v) {
-  Value x;
-  x.type = ValueType::Array, x.elem = ValueType::F32;
-  for (float f : v) {
-    Value e;
-    e.type = ValueType::F32, e.f = f;
-    x.array.push_back(e);
-  }
-  set(std::move(key), std::move(x));
+  set(std::move(key), array_of(ValueType::F32, v, [](Value& e, float f) { e.f = f; }));
 }
 void Writer::set_i32_array(std::string key, const std::vector<std::int32_t>& v) {
-  Value x;
-  x.type = ValueType::Array, x.elem = ValueType::I32;
-  for (auto i : v) {
-    Value e;
-    e.type = ValueType::I32, e.i = i;
-    x.array.push_back(e);
-  }
-  set(std::move(key), std::move(x));
+  set(std::move(key), array_of(ValueType::I32, v, [](Value& e, std::int32_t i) { e.i = i; }));
 }
 
 namespace {

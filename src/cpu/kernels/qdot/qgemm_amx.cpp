@@ -50,6 +50,22 @@ void configure_tiles() {
   done = true;
 }
 
+// acc[rr] += C[rr][:] * scale[rr] for the 16 weight rows of one tile multiply (C stored in cbuf).
+inline void add_scaled(__m512i acc[16], const std::int32_t* cbuf, const std::int32_t* scale) {
+  for (int rr = 0; rr < 16; ++rr)
+    acc[rr] = _mm512_add_epi32(acc[rr], _mm512_mullo_epi32(_mm512_load_si512(cbuf + 16 * rr), _mm512_set1_epi32(scale[rr])));
+}
+
+// y[(16 g + n) * ldy + r0 + rr] = sum[rr][n] for the real weight rows (rr < nr) and activation rows (< m).
+inline void store_group(const __m512 sum[16], std::size_t g, std::size_t m, std::size_t r0, std::size_t nr, float* y,
+                        std::size_t ldy) {
+  alignas(64) float out[16];
+  for (std::size_t rr = 0; rr < nr; ++rr) {
+    _mm512_store_ps(out, sum[rr]);
+    for (std::size_t n = 0; n < 16 && 16 * g + n < m; ++n) y[(16 * g + n) * ldy + r0 + rr] = out[n];
+  }
+}
+
 }  // namespace
 
 bool usable() {
@@ -135,9 +151,7 @@ void q4k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t 
         _tile_loadd(2, gb + j * kBTile, 64);
         _tile_dpbusd(0, 1, 2);
         _tile_stored(0, cbuf, 64);
-        const std::int32_t* s = sc + (i * 8 + j) * 16;
-        for (int rr = 0; rr < 16; ++rr)
-          acc[rr] = _mm512_add_epi32(acc[rr], _mm512_mullo_epi32(_mm512_load_si512(cbuf + 16 * rr), _mm512_set1_epi32(s[rr])));
+        add_scaled(acc, cbuf, sc + (i * 8 + j) * 16);
       }
       const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(gb + kDx));
       __m512i bp[4];
@@ -151,11 +165,7 @@ void q4k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t 
         sum[rr] = _mm512_add_ps(sum[rr], term);
       }
     }
-    alignas(64) float out[16];
-    for (std::size_t rr = 0; rr < nr; ++rr) {
-      _mm512_store_ps(out, sum[rr]);
-      for (std::size_t n = 0; n < 16 && 16 * g + n < m; ++n) y[(16 * g + n) * ldy + r0 + rr] = out[n];
-    }
+    store_group(sum, g, m, r0, nr, y, ldy);
   }
 }
 
@@ -216,9 +226,7 @@ void q6k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t 
         _tile_loadd(4, gb + (sb / 2) * kBTile + (sb % 2) * 256, 64);
         _tile_dpbusd(0, 3, 4);
         _tile_stored(0, cbuf, 64);
-        const std::int32_t* s = sc + (i * 16 + sb) * 16;
-        for (int rr = 0; rr < 16; ++rr)
-          acc[rr] = _mm512_add_epi32(acc[rr], _mm512_mullo_epi32(_mm512_load_si512(cbuf + 16 * rr), _mm512_set1_epi32(s[rr])));
+        add_scaled(acc, cbuf, sc + (i * 16 + sb) * 16);
       }
       const __m512 dx = _mm512_loadu_ps(reinterpret_cast<const float*>(gb + kDx));
       __m512i bp[8];
@@ -231,11 +239,7 @@ void q6k_rows(const void* w, std::size_t row_bytes, std::size_t r0, std::size_t 
         sum[rr] = _mm512_add_ps(sum[rr], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sumi)));
       }
     }
-    alignas(64) float out[16];
-    for (std::size_t rr = 0; rr < nr; ++rr) {
-      _mm512_store_ps(out, sum[rr]);
-      for (std::size_t n = 0; n < 16 && 16 * g + n < m; ++n) y[(16 * g + n) * ldy + r0 + rr] = out[n];
-    }
+    store_group(sum, g, m, r0, nr, y, ldy);
   }
 }
 
