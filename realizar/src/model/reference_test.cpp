@@ -61,14 +61,16 @@ struct Case {
 
 class LogitsTest : public ::testing::TestWithParam<Case> {};
 
-// Note [Reference logits bound]: the issue asks max |d| <= 1e-3 on F32/F16 models. tiny-llama-f16 meets
-// it (6.9e-4). stories260K does not yet: most rows agree to 1e-5..3e-4 (some to 4e-6, i.e. the same
-// computation), but rows 44-53 of "once" reach 2e-3..6e-3 (1.2e-2 under NEON), the f16 model 4e-2;
-// cosine >= 0.999999 and every argmax equal. The reference rounds q, k, v and the softmax weights to
-// f16 (Note [F16 attention]); a last-ulp difference in the f32 value before such a rounding (different
-// summation order in a dot product) flips it by one f16 ulp, and with head size 8 a few flips move
-// the logits by ~1e-3. Matching bit for bit would mean copying the reference's summation orders. Open
-// item of issue 4; bounded here at what is measured (1.5e-2 / 5e-2) so that a regression still fails.
+// Note [Reference logits bound]: the issue asks max |d| <= 1e-3 on F32/F16 models. tiny-llama-f16
+// meets it (3.8e-4; 4.6e-4 on SSE2/NEON). stories260K cannot, on any backend, unless the reference's
+// f32 summation orders are copied: it rounds q, k, v, the softmax weights and (for F16 weights) the
+// activations to f16 (Notes [F16 attention], [Reference arithmetic]), and with head size 8 one f16
+// rounding that flips because of a last-ulp f32 difference moves logits by ~1e-3. Measured: our own
+// AVX2 and SSE2 backends differ from each other by 1.3e-2 on stories260K (F32) - as much as from the
+// reference (AVX2 6.3e-3, SSE2 1.3e-2, NEON 1.2e-2; F16 model 1.4e-2 / 3.7e-2) - while cosine stays
+// >= 0.999998 and every argmax agrees. An emulation of the reference's arithmetic with 128 combinations
+// of its plausible orders did not get below 2.7e-3 either. So the bound here is that noise floor with
+// margin, per weight type; cosine and argmax stay at the issue's F32/F16 bounds.
 TEST_P(LogitsTest, TeacherForcedRowsAgree) {
   const Case c = GetParam();
   const auto ref = load_json(test::testdata_dir() + "/reference/" + c.name + ".json");
@@ -113,7 +115,7 @@ TEST_P(LogitsTest, TeacherForcedRowsAgree) {
 
 INSTANTIATE_TEST_SUITE_P(Real, LogitsTest,
                          ::testing::Values(Case{"stories260K.once", false, 1.5e-2}, Case{"stories260K.lily", false, 1.5e-2},
-                                           Case{"stories260K-f16.once", false, 5e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
+                                           Case{"stories260K-f16.once", false, 4e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
                                            Case{"tiny-llama-q4_k_m.hello", true, 0}, Case{"tiny-llama-q6_k.hello", true, 0},
                                            Case{"tiny-llama-q8_0.hello", true, 0}, Case{"tiny2-qwen2-q4_k_m.hello", true, 0}),
                          [](const auto& info) {
