@@ -1,6 +1,7 @@
 // Shared model-loading options.
 #include "model_options.h"
 
+#include "trueno/error.h"
 #include "trueno/threads.h"
 
 namespace realizar::cli {
@@ -16,6 +17,9 @@ std::optional<trueno::Backend> ModelOptions::apply() const {
   if (backend.empty()) return std::nullopt;
   const trueno::Backend b = trueno::parse_backend(backend);
   trueno::require_available(b);
+  if (b == trueno::Backend::CUDA || b == trueno::Backend::Vulkan)
+    throw trueno::BackendUnavailable(std::string("--backend ") + std::string(trueno::name(b)) +
+                                     ": realizar's forward pass runs on CPU backends in this version (GPU kernels: docs/CUDA.md)");
   trueno::set_backend(b);
   return b;
 }

@@ -7,6 +7,7 @@
 
 #include "core/cpu_features.h"
 #include "core/strings.h"
+#include "cuda/context.h"
 #include "trueno/error.h"
 
 namespace trueno {
@@ -74,10 +75,13 @@ BackendStatus status_of(Backend b) {
 #endif
     case Backend::WasmSIMD:
       return {b, false, strcat("only in a WebAssembly build (this build is native ", kArch, ")")};
-    case Backend::CUDA:
-      return {b, false, "not built: this version of trueno has CPU backends only"};
+    case Backend::CUDA: {
+      std::string why;
+      const auto dev = cuda::probe(&why);
+      return dev ? BackendStatus{b, true, dev->describe()} : BackendStatus{b, false, why};
+    }
     case Backend::Vulkan:
-      return {b, false, "not built: this version of trueno has CPU backends only"};
+      return {b, false, "not built: this version of trueno has no Vulkan backend yet"};
   }
   return {b, false, "unknown backend"};
 }

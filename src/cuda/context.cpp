@@ -1,0 +1,147 @@
+// Device 0's context, memory and kernel modules (context.h).
+#include "cuda/context.h"
+
+#include <cstdio>
+
+#include "core/strings.h"
+#include "cuda/kernels.h"
+#include "cuda/nvrtc.h"
+#include "trueno/log.h"
+
+namespace trueno::cuda {
+
+std::string DeviceInfo::describe() const {
+  char mem[32];
+  std::snprintf(mem, sizeof mem, "%.1f GiB", static_cast<double>(total_memory) / (1024.0 * 1024.0 * 1024.0));
+  return strcat(name, " (sm_", arch(), ", ", sms, " SMs, ", mem, "), driver ", driver_version / 1000, '.',
+                (driver_version % 1000) / 10);
+}
+
+std::optional<DeviceInfo> probe(std::string* why) {
+  const Driver* d = driver(why);
+  if (d == nullptr) return std::nullopt;
+  int count = 0;
+  if (d->device_count(&count) != api::kSuccess || count == 0) {
+    if (why) *why = "no CUDA device (cuDeviceGetCount: 0)";
+    return std::nullopt;
+  }
+  try {
+    DeviceInfo info;
+    api::CUdevice dev = 0;
+    check(d->device_get(&dev, 0), "cuDeviceGet(0)");
+    char name[256] = {};
+    check(d->device_name(name, sizeof name - 1, dev), "cuDeviceGetName");
+    info.name = name;
+    int l2 = 0;
+    check(d->device_attribute(&info.cc_major, api::kAttrComputeCapabilityMajor, dev), "cuDeviceGetAttribute(cc major)");
+    check(d->device_attribute(&info.cc_minor, api::kAttrComputeCapabilityMinor, dev), "cuDeviceGetAttribute(cc minor)");
+    check(d->device_attribute(&info.sms, api::kAttrMultiprocessorCount, dev), "cuDeviceGetAttribute(SM count)");
+    check(d->device_attribute(&l2, api::kAttrL2CacheSize, dev), "cuDeviceGetAttribute(L2 size)");
+    info.l2_bytes = static_cast<std::size_t>(l2);
+    check(d->device_total_mem(&info.total_memory, dev), "cuDeviceTotalMem");
+    check(d->driver_version(&info.driver_version), "cuDriverGetVersion");
+    return info;
+  } catch (const CudaError& e) {
+    if (why) *why = e.what();
+    return std::nullopt;
+  }
+}
+
+Context::Context(const Driver& drv, DeviceInfo info) : drv_(&drv), info_(std::move(info)) {
+  check(drv_->device_get(&dev_, 0), "cuDeviceGet(0)");
+  check(drv_->primary_ctx_retain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
+  make_current();
+  check(drv_->stream_create(&stream_, api::kStreamNonBlocking), "cuStreamCreate");
+  log(LogLevel::Info, strcat("CUDA device: ", info_.describe()));
+}
+
+Context& Context::get() {
+  static std::unique_ptr<Context> ctx;
+  static std::string failure;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string why;
+    const auto info = probe(&why);
+    if (!info) {
+      failure = why;
+      return;
+    }
+    try {
+      ctx.reset(new Context(*cuda::driver(), *info));
+    } catch (const CudaError& e) {
+      failure = e.what();
+    }
+  });
+  if (!ctx) throw BackendUnavailable(strcat("cuda: unavailable: ", failure));
+  return *ctx;
+}
+
+void Context::make_current() const { check(drv_->ctx_set_current(ctx_), "cuCtxSetCurrent"); }
+
+void Context::synchronize() const { check(drv_->stream_synchronize(stream_), "cuStreamSynchronize"); }
+
+api::CUfunction Context::function(const char* module, const char* name) {
+  std::lock_guard lock(mu_);
+  make_current();
+  auto it = modules_.find(module);
+  if (it == modules_.end()) {
+    const KernelSource& src = kernel_source(module);
+    const Cubin cubin = compile_cubin(src.module, src.source, info_.arch(), info_.driver_version, default_cache_dir());
+    api::CUmodule mod = nullptr;
+    check(drv_->module_load_data(&mod, cubin.image.data()), strcat("cuModuleLoadData(", module, ")").c_str());
+    it = modules_.emplace(module, mod).first;
+  }
+  api::CUfunction f = nullptr;
+  check(drv_->module_get_function(&f, it->second, name), strcat("cuModuleGetFunction(", module, ".", name, ")").c_str());
+  return f;
+}
+
+void launch(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
+            void** params, unsigned shared_bytes) {
+  check(c.driver().launch_kernel(f, grid_x, grid_y, 1, block_x, block_y, 1, shared_bytes, c.stream(), params, nullptr),
+        "cuLaunchKernel");
+}
+
+DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  const Context& c = Context::get();
+  c.make_current();
+  const api::CUresult r = c.driver().mem_alloc(&ptr_, bytes);
+  if (r == api::kSuccess) return;
+  std::size_t free = 0, total = 0;
+  c.driver().mem_get_info(&free, &total);
+  constexpr double MiB = 1024.0 * 1024.0;
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "cuMemAlloc(%.1f MiB) on %s: %.1f MiB free of %.1f MiB", bytes / MiB, c.info().name.c_str(),
+                free / MiB, total / MiB);
+  check(r, msg);
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  if (ptr_ != 0) Context::get().driver().mem_free(ptr_);
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    if (ptr_ != 0) Context::get().driver().mem_free(ptr_);
+    ptr_ = o.ptr_, bytes_ = o.bytes_;
+    o.ptr_ = 0, o.bytes_ = 0;
+  }
+  return *this;
+}
+
+void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
+  if (offset + bytes > bytes_) throw InvalidArgument(strcat("DeviceBuffer::upload: ", bytes, " bytes at ", offset, " exceed ", bytes_));
+  const Context& c = Context::get();
+  c.make_current();
+  check(c.driver().memcpy_htod(ptr_ + offset, src, bytes), "cuMemcpyHtoD");
+}
+
+void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
+  if (offset + bytes > bytes_) throw InvalidArgument(strcat("DeviceBuffer::download: ", bytes, " bytes at ", offset, " exceed ", bytes_));
+  const Context& c = Context::get();
+  c.make_current();
+  check(c.driver().memcpy_dtoh(dst, ptr_ + offset, bytes), "cuMemcpyDtoH");
+}
+
+}  // namespace trueno::cuda

@@ -1,0 +1,80 @@
+// The CUDA device trueno runs on (device 0): its properties, its primary context, one stream, device
+// memory, and the embedded kernel modules, compiled by NVRTC (or loaded from the cubin cache) on first use.
+#pragma once
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "cuda/loader.h"
+
+namespace trueno::cuda {
+
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int sms = 0;
+  std::size_t total_memory = 0, l2_bytes = 0;
+  int driver_version = 0;  // e.g. 13000 for 13.0
+  int arch() const { return cc_major * 10 + cc_minor; }
+  // "NVIDIA H200 (sm_90, 132 SMs, 139.8 GiB), driver 13.0"
+  std::string describe() const;
+};
+
+// Device 0, or nullopt with *why naming what is missing (driver, device).
+std::optional<DeviceInfo> probe(std::string* why = nullptr);
+
+// Device memory, freed on destruction. An allocation that does not fit throws CudaError naming the
+// request and the device's free and total memory.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = 0, o.bytes_ = 0; }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  api::CUdeviceptr ptr() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+  void upload(const void* src, std::size_t bytes, std::size_t offset = 0);
+  void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
+
+ private:
+  api::CUdeviceptr ptr_ = 0;
+  std::size_t bytes_ = 0;
+};
+
+class Context {
+ public:
+  // The process's context on device 0; throws BackendUnavailable with the reason when there is none.
+  static Context& get();
+
+  const DeviceInfo& info() const { return info_; }
+  const Driver& driver() const { return *drv_; }
+  api::CUstream stream() const { return stream_; }
+  // Makes the context current on the calling thread (every entry point that launches calls it).
+  void make_current() const;
+  void synchronize() const;
+  // Kernel `name` of embedded module `module`, compiled for this device on first use.
+  api::CUfunction function(const char* module, const char* name);
+
+ private:
+  Context(const Driver& drv, DeviceInfo info);
+  const Driver* drv_;
+  DeviceInfo info_;
+  api::CUdevice dev_ = 0;
+  api::CUcontext ctx_ = nullptr;
+  api::CUstream stream_ = nullptr;
+  std::mutex mu_;
+  std::map<std::string, api::CUmodule, std::less<>> modules_;
+};
+
+// Launches f on the context's stream (grid and block as x, y; params as for cuLaunchKernel).
+void launch(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
+            void** params, unsigned shared_bytes = 0);
+
+}  // namespace trueno::cuda

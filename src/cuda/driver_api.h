@@ -1,0 +1,94 @@
+// The few CUDA driver and NVRTC entry points trueno uses, declared by hand (types, constants and
+// signatures as in the toolkit's cuda.h / nvrtc.h) so that nothing here needs the CUDA headers: the
+// project builds on machines without CUDA and loads the libraries at run time (loader.h).
+#pragma once
+#include <cstddef>
+
+namespace trueno::cuda::api {
+
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+struct CUctx_st;
+using CUcontext = CUctx_st*;
+struct CUmod_st;
+using CUmodule = CUmod_st*;
+struct CUfunc_st;
+using CUfunction = CUfunc_st*;
+struct CUstream_st;
+using CUstream = CUstream_st*;
+struct CUevent_st;
+using CUevent = CUevent_st*;
+
+constexpr CUresult kSuccess = 0;
+constexpr CUresult kErrorOutOfMemory = 2;
+constexpr CUresult kErrorNoDevice = 100;
+
+// CUdevice_attribute values.
+constexpr int kAttrMultiprocessorCount = 16;
+constexpr int kAttrL2CacheSize = 38;
+constexpr int kAttrComputeCapabilityMajor = 75;
+constexpr int kAttrComputeCapabilityMinor = 76;
+constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+
+constexpr unsigned kStreamNonBlocking = 1;
+constexpr unsigned kEventDefault = 0;
+
+using nvrtcResult = int;
+struct _nvrtcProgram;
+using nvrtcProgram = _nvrtcProgram*;
+
+// X(return type, member name, exported symbol, parameter list)
+#define TRUENO_CUDA_DRIVER_FUNCTIONS(X)                                                                       \
+  X(CUresult, init, "cuInit", (unsigned flags))                                                               \
+  X(CUresult, driver_version, "cuDriverGetVersion", (int* version))                                           \
+  X(CUresult, device_count, "cuDeviceGetCount", (int* count))                                                 \
+  X(CUresult, device_get, "cuDeviceGet", (CUdevice * dev, int ordinal))                                       \
+  X(CUresult, device_name, "cuDeviceGetName", (char* name, int len, CUdevice dev))                            \
+  X(CUresult, device_attribute, "cuDeviceGetAttribute", (int* value, int attribute, CUdevice dev))            \
+  X(CUresult, device_total_mem, "cuDeviceTotalMem_v2", (std::size_t * bytes, CUdevice dev))                   \
+  X(CUresult, primary_ctx_retain, "cuDevicePrimaryCtxRetain", (CUcontext * ctx, CUdevice dev))                \
+  X(CUresult, primary_ctx_release, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev))                            \
+  X(CUresult, ctx_set_current, "cuCtxSetCurrent", (CUcontext ctx))                                            \
+  X(CUresult, ctx_synchronize, "cuCtxSynchronize", ())                                                        \
+  X(CUresult, mem_get_info, "cuMemGetInfo_v2", (std::size_t * free, std::size_t * total))                    \
+  X(CUresult, mem_alloc, "cuMemAlloc_v2", (CUdeviceptr * ptr, std::size_t bytes))                             \
+  X(CUresult, mem_free, "cuMemFree_v2", (CUdeviceptr ptr))                                                    \
+  X(CUresult, mem_alloc_host, "cuMemAllocHost_v2", (void** ptr, std::size_t bytes))                           \
+  X(CUresult, mem_free_host, "cuMemFreeHost", (void* ptr))                                                    \
+  X(CUresult, memcpy_htod, "cuMemcpyHtoD_v2", (CUdeviceptr dst, const void* src, std::size_t bytes))          \
+  X(CUresult, memcpy_dtoh, "cuMemcpyDtoH_v2", (void* dst, CUdeviceptr src, std::size_t bytes))                \
+  X(CUresult, memcpy_dtod_async, "cuMemcpyDtoDAsync_v2",                                                      \
+    (CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream))                                   \
+  X(CUresult, memset_d8_async, "cuMemsetD8Async", (CUdeviceptr dst, unsigned char v, std::size_t n, CUstream s)) \
+  X(CUresult, module_load_data, "cuModuleLoadData", (CUmodule * mod, const void* image))                      \
+  X(CUresult, module_unload, "cuModuleUnload", (CUmodule mod))                                                \
+  X(CUresult, module_get_function, "cuModuleGetFunction", (CUfunction * fn, CUmodule mod, const char* name))  \
+  X(CUresult, launch_kernel, "cuLaunchKernel",                                                                \
+    (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,               \
+     unsigned shared_bytes, CUstream stream, void** params, void** extra))                                    \
+  X(CUresult, stream_create, "cuStreamCreate", (CUstream * stream, unsigned flags))                           \
+  X(CUresult, stream_destroy, "cuStreamDestroy_v2", (CUstream stream))                                        \
+  X(CUresult, stream_synchronize, "cuStreamSynchronize", (CUstream stream))                                   \
+  X(CUresult, event_create, "cuEventCreate", (CUevent * ev, unsigned flags))                                  \
+  X(CUresult, event_destroy, "cuEventDestroy_v2", (CUevent ev))                                               \
+  X(CUresult, event_record, "cuEventRecord", (CUevent ev, CUstream stream))                                   \
+  X(CUresult, event_synchronize, "cuEventSynchronize", (CUevent ev))                                          \
+  X(CUresult, event_elapsed, "cuEventElapsedTime_v2|cuEventElapsedTime", (float* ms, CUevent start, CUevent end))                   \
+  X(CUresult, error_name, "cuGetErrorName", (CUresult r, const char** s))                                     \
+  X(CUresult, error_string, "cuGetErrorString", (CUresult r, const char** s))
+
+#define TRUENO_NVRTC_FUNCTIONS(X)                                                                             \
+  X(nvrtcResult, version, "nvrtcVersion", (int* major, int* minor))                                           \
+  X(const char*, error_string, "nvrtcGetErrorString", (nvrtcResult r))                                        \
+  X(nvrtcResult, create_program, "nvrtcCreateProgram",                                                        \
+    (nvrtcProgram * prog, const char* src, const char* name, int n_headers, const char* const* headers,        \
+     const char* const* include_names))                                                                       \
+  X(nvrtcResult, destroy_program, "nvrtcDestroyProgram", (nvrtcProgram * prog))                               \
+  X(nvrtcResult, compile_program, "nvrtcCompileProgram", (nvrtcProgram prog, int n_options, const char* const* options)) \
+  X(nvrtcResult, log_size, "nvrtcGetProgramLogSize", (nvrtcProgram prog, std::size_t * size))                 \
+  X(nvrtcResult, log, "nvrtcGetProgramLog", (nvrtcProgram prog, char* log))                                   \
+  X(nvrtcResult, cubin_size, "nvrtcGetCUBINSize", (nvrtcProgram prog, std::size_t * size))                    \
+  X(nvrtcResult, cubin, "nvrtcGetCUBIN", (nvrtcProgram prog, char* cubin))
+
+}  // namespace trueno::cuda::api
