@@ -1,12 +1,14 @@
 // CUDA decode kernels on the device, next to the yardstick measured in the same run: the read-only
 // stream (kernels/bench_read.cu) and the device-to-device copy. Weights rotate through 256 MiB of
 // copies, so no call finds its matrix in the L2 (60 MB on the H200). Times from CUDA events around 20
-// back-to-back launches. Without a CUDA device every benchmark reports "skipped: no CUDA device".
+// launches that run back to back (queued behind a spin kernel). Without a CUDA device every benchmark reports "skipped: no CUDA device".
 #include <benchmark/benchmark.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
+#include "core/half.h"
 #include "cuda/context.h"
 #include "cuda/ops/gemv.h"
 #include "trueno/quant.h"
@@ -24,9 +26,14 @@ bool device_or_skip(benchmark::State& state) {
   return false;
 }
 
-// Milliseconds of GPU time for one call of fn (the mean of kLaunches back-to-back calls).
+// Milliseconds of GPU time for one call of fn: the mean of kLaunches calls queued behind a 1 ms spin
+// kernel, so they run back to back whatever the host's launch rate (~6 us per launch in the VM).
 template <class Fn>
 double gpu_ms(Context& c, Fn&& fn) {
+  static api::CUfunction spin = c.function("bench_read", "bench_spin");
+  unsigned long long ns = 1000000;
+  void* spin_params[] = {&ns};
+  launch(c, spin, 1, 1, 1, 1, spin_params);
   api::CUevent a = nullptr, b = nullptr;
   check(c.driver().event_create(&a, api::kEventDefault), "cuEventCreate");
   check(c.driver().event_create(&b, api::kEventDefault), "cuEventCreate");
@@ -40,22 +47,28 @@ double gpu_ms(Context& c, Fn&& fn) {
   return static_cast<double>(ms) / kLaunches;
 }
 
+// Reads state.range(0) bytes, rotating through 256 MiB (1 GiB: one buffer) like the GEMV benchmark.
 void BM_CudaReadBandwidth(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = Context::get();
-  const std::size_t bytes = std::size_t{1} << 30;
-  DeviceBuffer buf(bytes), out(4 * 4096);
-  check(c.driver().memset_d8_async(buf.ptr(), 1, bytes, c.stream()), "cuMemsetD8Async");
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  const std::size_t copies = std::max<std::size_t>(1, kRotateBytes / bytes);
+  DeviceBuffer buf(copies * bytes), out(4 * 4096);
+  check(c.driver().memset_d8_async(buf.ptr(), 1, copies * bytes, c.stream()), "cuMemsetD8Async");
   api::CUfunction f = c.function("bench_read", "bench_read");
-  api::CUdeviceptr p = buf.ptr(), o = out.ptr();
+  api::CUdeviceptr p = 0, o = out.ptr();
   unsigned long long n = bytes / 16;
   unsigned never = 0x12345678u;
   void* params[] = {&p, &n, &never, &o};
-  const unsigned grid = static_cast<unsigned>(c.info().sms) * 8;
-  for (auto _ : state) state.SetIterationTime(gpu_ms(c, [&](int) { launch(c, f, grid, 1, 256, 1, params); }) / 1e3);
+  const unsigned grid = static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(c.info().sms) * 8, (n + 255) / 256));
+  for (auto _ : state)
+    state.SetIterationTime(gpu_ms(c, [&](int i) {
+                             p = buf.ptr() + (i % copies) * bytes;
+                             launch(c, f, grid, 1, 256, 1, params);
+                           }) / 1e3);
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_CudaReadBandwidth)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CudaReadBandwidth)->Arg(9437184)->Arg(33030144)->Arg(73728000)->Arg(1 << 30)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 void BM_CudaCopyBandwidth(benchmark::State& state) {
   if (!device_or_skip(state)) return;
@@ -67,21 +80,29 @@ void BM_CudaCopyBandwidth(benchmark::State& state) {
   // Bytes read plus bytes written, as the usual "copy bandwidth".
   state.counters["GB/s"] = benchmark::Counter(2.0 * static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_CudaCopyBandwidth)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CudaCopyBandwidth)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 void BM_CudaGemvQ4K(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = Context::get();
   const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
   const std::size_t rb = quant_row_bytes(QuantType::Q4_K, cols), mat = rows * rb;
+  // Random Q4_K blocks (random levels and packed scales, f16 d and dmin in a sane range): quantizing
+  // hundreds of millions of floats would take minutes, and the kernel's speed does not depend on values.
   std::mt19937 rng(7);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> wf(cols), x(cols);
   std::vector<std::byte> w(mat);
-  for (std::size_t r = 0; r < rows; ++r) {
-    for (float& v : wf) v = dist(rng);
-    quantize(QuantType::Q4_K, wf, std::span(w).subspan(r * rb, rb));
+  for (std::size_t i = 0; i < mat; i += 4) {
+    const std::uint32_t v = static_cast<std::uint32_t>(rng());
+    std::memcpy(w.data() + i, &v, std::min<std::size_t>(4, mat - i));
   }
+  std::uniform_real_distribution<float> scale(1e-3f, 1e-2f);
+  for (std::size_t b = 0; b < mat / 144; ++b) {
+    const std::uint16_t d = detail::f32_to_f16_bits(scale(rng)), dmin = detail::f32_to_f16_bits(scale(rng));
+    std::memcpy(w.data() + b * 144, &d, 2);
+    std::memcpy(w.data() + b * 144 + 2, &dmin, 2);
+  }
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> x(cols);
   for (float& v : x) v = dist(rng);
   const std::size_t copies = std::max<std::size_t>(2, kRotateBytes / mat);
   DeviceBuffer dw(copies * mat), dx(cols * 4), dy(rows * 4);
@@ -96,7 +117,7 @@ void BM_CudaGemvQ4K(benchmark::State& state) {
   state.SetLabel(std::to_string(copies) + " copies rotated");
 }
 BENCHMARK(BM_CudaGemvQ4K)->Args({4096, 4096})->Args({14336, 4096})->Args({4096, 14336})->Args({32000, 4096})
-    ->UseManualTime()->Unit(benchmark::kMicrosecond);
+    ->Iterations(200)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace trueno::cuda

@@ -1,56 +1,90 @@
 // y[rows] = W x for Q4_K weights (rows of 144-byte blocks, as in the GGUF file) and Q8_K activations
 // (quantize_q8_k.cu), for decode: memory-bound, so each weight byte is read once, with 16-byte loads.
 //
-// One warp per row, 8 lanes per block (4 blocks per warp step): lane t of a block takes qs bytes
-// [16t, 16t + 16), i.e. 16 low nibbles of sub-block 2c and 16 high nibbles of sub-block 2c + 1
-// (c = t / 2), and does 8 dp4a against the matching activations. Block term as on the CPU:
-//   dx * (d * sum_j sc_j * (q_j . x_j) - dmin * sum_j m_j * bsum_j)
-// with the integer parts exact; only the float accumulation order differs from the CPU.
+// A warp computes kRows rows; 8 lanes share a block (4 blocks per warp step). Lane t of a block loads
+// the block's first 16 bytes (d, dmin, the packed scales: one broadcast transaction for the 8 lanes) and
+// qs bytes [16t, 16t + 16): 16 low nibbles of sub-block 2c and 16 high nibbles of sub-block 2c + 1
+// (c = t / 2), then does 8 dp4a per row against the matching activations (loaded once for the kRows rows).
+// kSteps block steps are loaded before any is used, so enough bytes are in flight to cover the memory
+// latency. Weights are read with streaming loads (evict first), keeping the activations in cache.
+// Block term as on the CPU: dx * (d * sum_j sc_j * (q_j . x_j) - dmin * sum_j m_j * bsum_j), integer parts
+// exact; only the order of the float accumulation differs from the CPU.
 #include "prelude.cuh"
 
-// 6-bit scale and min of sub-block j from the 12 packed bytes (../shared/docs/quant-formats.md).
-__device__ __forceinline__ void scale_min_k4(int j, const u8* s, int& sc, int& m) {
-  if (j < 4) {
-    sc = s[j] & 63, m = s[j + 4] & 63;
-  } else {
-    sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
-    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
-  }
+namespace {
+constexpr int kRows = 2;
+constexpr int kSteps = 4;
+constexpr int kWarps = 8;  // per thread block (blockDim = 32 x kWarps)
+
+__device__ __forceinline__ int dot16(uint4 q, int shift, int4 x) {
+  int s = __dp4a(static_cast<int>((q.x >> shift) & 0x0F0F0F0Fu), x.x, 0);
+  s = __dp4a(static_cast<int>((q.y >> shift) & 0x0F0F0F0Fu), x.y, s);
+  s = __dp4a(static_cast<int>((q.z >> shift) & 0x0F0F0F0Fu), x.z, s);
+  return __dp4a(static_cast<int>((q.w >> shift) & 0x0F0F0F0Fu), x.w, s);
 }
 
-extern "C" __global__ void __launch_bounds__(128)
+// Scale and min of sub-block j (0-7) from the packed scales s0 = bytes 0-3, s1 = 4-7, s2 = 8-11
+// (the 6-bit layout of ../shared/docs/quant-formats.md), without branches.
+__device__ __forceinline__ void scale_min(int j, u32 s0, u32 s1, u32 s2, int& sc, int& m) {
+  const int k = 8 * (j & 3);
+  const int lo_sc = (s0 >> k) & 63, lo_m = (s1 >> k) & 63;
+  const int hi_sc = ((s2 >> k) & 0xF) | (((s0 >> k) >> 6 & 3) << 4);
+  const int hi_m = ((s2 >> k) >> 4 & 0xF) | (((s1 >> k) >> 6 & 3) << 4);
+  sc = j < 4 ? lo_sc : hi_sc;
+  m = j < 4 ? lo_m : hi_m;
+}
+
+// One block's term for one row: head = the block's first 16 bytes, q = this lane's 16 qs bytes.
+__device__ __forceinline__ float term(uint4 head, uint4 q, int c, int4 xl, int4 xh, int bsl, int bsh, float dx) {
+  int sc0, m0, sc1, m1;
+  scale_min(2 * c, head.y, head.z, head.w, sc0, m0);
+  scale_min(2 * c + 1, head.y, head.z, head.w, sc1, m1);
+  const int isum = sc0 * dot16(q, 0, xl) + sc1 * dot16(q, 4, xh);
+  const int msum = m0 * bsl + m1 * bsh;
+  const float d = f16_to_f32(static_cast<u16>(head.x & 0xFFFF)), dmin = f16_to_f32(static_cast<u16>(head.x >> 16));
+  return dx * (d * static_cast<float>(isum) - dmin * static_cast<float>(msum));
+}
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q4_k(const u8* __restrict__ w, const i8* __restrict__ xq, const float* __restrict__ xd,
               const i16* __restrict__ xbs, float* __restrict__ y, int rows, int nb) {
-  const int row = blockIdx.x * blockDim.y + threadIdx.y;
-  if (row >= rows) return;
+  const int row0 = (blockIdx.x * kWarps + threadIdx.y) * kRows;
+  if (row0 >= rows) return;
   const int lane = threadIdx.x, t = lane & 7, c = t >> 1, h = t & 1;
-  const u8* wrow = w + static_cast<u64>(row) * nb * 144;
-  float acc = 0.0f;
-#pragma unroll 4
-  for (int b = lane >> 3; b < nb; b += 4) {
-    const u8* bw = wrow + b * 144;
-    const uint4 q = *reinterpret_cast<const uint4*>(bw + 16 + 32 * c + 16 * h);
-    const u32 dm = *reinterpret_cast<const u32*>(bw);
-    const int e = b * 256 + 64 * c + 16 * h;  // first activation of the low-nibble run
-    const int4 xl = *reinterpret_cast<const int4*>(xq + e);
-    const int4 xh = *reinterpret_cast<const int4*>(xq + e + 32);
-    int sl = 0, sh = 0;
-    sl = __dp4a(static_cast<int>(q.x & 0x0F0F0F0Fu), xl.x, sl);
-    sh = __dp4a(static_cast<int>((q.x >> 4) & 0x0F0F0F0Fu), xh.x, sh);
-    sl = __dp4a(static_cast<int>(q.y & 0x0F0F0F0Fu), xl.y, sl);
-    sh = __dp4a(static_cast<int>((q.y >> 4) & 0x0F0F0F0Fu), xh.y, sh);
-    sl = __dp4a(static_cast<int>(q.z & 0x0F0F0F0Fu), xl.z, sl);
-    sh = __dp4a(static_cast<int>((q.z >> 4) & 0x0F0F0F0Fu), xh.z, sh);
-    sl = __dp4a(static_cast<int>(q.w & 0x0F0F0F0Fu), xl.w, sl);
-    sh = __dp4a(static_cast<int>((q.w >> 4) & 0x0F0F0F0Fu), xh.w, sh);
-    int sc0, m0, sc1, m1;
-    scale_min_k4(2 * c, bw + 4, sc0, m0);
-    scale_min_k4(2 * c + 1, bw + 4, sc1, m1);
-    const int isum = sc0 * sl + sc1 * sh;
-    const int msum = m0 * xbs[e / 16] + m1 * xbs[e / 16 + 2];
-    const float d = f16_to_f32(static_cast<u16>(dm & 0xFFFF)), dmin = f16_to_f32(static_cast<u16>(dm >> 16));
-    acc += xd[b] * (d * static_cast<float>(isum) - dmin * static_cast<float>(msum));
+  const u64 row_bytes = static_cast<u64>(nb) * 144;
+  const u8* wr[kRows];
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) wr[r] = w + static_cast<u64>(min(row0 + r, rows - 1)) * row_bytes;
+  float acc[kRows] = {};
+  for (int b0 = lane >> 3; b0 < nb; b0 += 4 * kSteps) {
+    uint4 head[kSteps][kRows], q[kSteps][kRows];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int b = b0 + 4 * s;
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (b < nb) {
+          head[s][r] = __ldcs(reinterpret_cast<const uint4*>(wr[r] + b * 144));
+          q[s][r] = __ldcs(reinterpret_cast<const uint4*>(wr[r] + b * 144 + 16 + 16 * t));
+        }
+      }
+    }
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      const int b = b0 + 4 * s;
+      if (b >= nb) break;
+      const int e = b * 256 + 64 * c + 16 * h;  // first activation of the low-nibble run
+      const int4 xl = *reinterpret_cast<const int4*>(xq + e), xh = *reinterpret_cast<const int4*>(xq + e + 32);
+      const int bsl = xbs[e / 16], bsh = xbs[e / 16 + 2];
+      const float dx = xd[b];
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) acc[r] += term(head[s][r], q[s][r], c, xl, xh, bsl, bsh, dx);
+    }
   }
-  acc = warp_sum(acc);
-  if (lane == 0) y[row] = acc;
+#pragma unroll
+  for (int r = 0; r < kRows; ++r) {
+    const float v = warp_sum(acc[r]);
+    if (lane == 0 && row0 + r < rows) y[row0 + r] = v;
+  }
 }

@@ -7,7 +7,8 @@ namespace trueno::cuda {
 namespace {
 
 constexpr std::size_t kQK = 256;  // elements per Q8_K / Q4_K block
-constexpr unsigned kRowsPerBlock = 4;  // warps per thread block, one row each
+constexpr unsigned kWarps = 8, kRowsPerWarp = 2;  // as in kernels/gemv_q4_k.cu
+constexpr unsigned kRowsPerBlock = kWarps * kRowsPerWarp;
 
 std::size_t check_blocks(const char* op, std::size_t n) {
   if (n == 0 || n % kQK != 0) throw ShapeError(strcat(op, ": length ", n, " is not a positive multiple of ", kQK));
@@ -35,7 +36,7 @@ void gemv_q4_k(Context& c, api::CUdeviceptr w, std::size_t rows, std::size_t col
   api::CUdeviceptr q = x.q.ptr(), d = x.d.ptr(), bs = x.bsums.ptr();
   int r = static_cast<int>(rows), nb = static_cast<int>(cols / kQK);
   void* params[] = {&w, &q, &d, &bs, &y, &r, &nb};
-  launch(c, f, static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 1, 32, kRowsPerBlock, params);
+  launch(c, f, static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 1, 32, kWarps, params);
 }
 
 }  // namespace trueno::cuda
