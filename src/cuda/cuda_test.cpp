@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <fstream>
 #include <random>
 
@@ -15,8 +16,10 @@
 #include "cuda/kernels.h"
 #include "cuda/nvrtc.h"
 #include "cuda/ops/gemv.h"
+#include "cuda/ops/layer.h"
 #include "quant/blocks.h"
 #include "trueno/backend.h"
+#include "trueno/ops.h"
 #include "trueno/quant.h"
 
 namespace trueno::cuda {
@@ -57,11 +60,34 @@ TEST(Cuda, BackendReportSaysWhyWhenUnavailable) {
   }
 }
 
-TEST(Cuda, EveryModuleHasAContract) {
-  for (const KernelSource& k : kernel_sources()) {
-    if (is_header(k) || std::string_view(k.module).starts_with("bench_")) continue;
-    EXPECT_TRUE(gpu_contract(k.module)) << k.module;
+// The names of the extern "C" kernels a module defines.
+std::vector<std::string> kernel_names(std::string_view src) {
+  std::vector<std::string> names;
+  const std::string_view key = "extern \"C\" __global__";
+  const auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; };
+  for (std::size_t at = src.find(key); at != std::string_view::npos; at = src.find(key, at + 1)) {
+    std::size_t p = src.find("void", at) + 4;
+    const auto skip_space = [&] { while (p < src.size() && std::isspace(static_cast<unsigned char>(src[p]))) ++p; };
+    skip_space();
+    if (src.substr(p).starts_with("__launch_bounds__")) p = src.find(')', p) + 1, skip_space();
+    std::size_t e = p;
+    while (e < src.size() && ident(src[e])) ++e;
+    names.emplace_back(src.substr(p, e - p));
   }
+  return names;
+}
+
+TEST(Cuda, EveryKernelHasAContract) {
+  std::size_t n = 0;
+  for (const KernelSource& k : kernel_sources()) {
+    if (is_header(k)) continue;
+    for (const std::string& name : kernel_names(k.source)) {
+      if (name.starts_with("bench_")) continue;
+      EXPECT_TRUE(gpu_contract(name)) << k.file << ": " << name;
+      ++n;
+    }
+  }
+  EXPECT_GE(n, 12u);
 }
 
 TEST(Cuda, EveryModuleCompilesWithNvrtc) {
@@ -165,38 +191,208 @@ TEST(CudaGpu, QuantizeQ8KEqualsTheCpu) {
   gpu_contract("quantize_q8_k");
 }
 
-TEST(CudaGpu, GemvQ4KMatchesTheCpu) {
+// Checks gpu against cpu by the op's gpu_vs_cpu or gpu_vs_cpu_exact obligation; prints the measures.
+void expect_contract(const std::string& op, const std::vector<float>& gpu, const std::vector<float>& cpu, const std::string& what) {
+  const YAML::Node ob = gpu_contract(op)["obligations"][0];
+  ASSERT_EQ(gpu.size(), cpu.size());
+  if (ob["type"].as<std::string>() == "gpu_vs_cpu_exact") {
+    std::size_t diff = 0;
+    for (std::size_t i = 0; i < gpu.size(); ++i) diff += std::memcmp(&gpu[i], &cpu[i], 4) != 0;
+    std::printf("%s %s: %zu of %zu differ\n", op.c_str(), what.c_str(), diff, gpu.size());
+    EXPECT_EQ(diff, 0u) << op << " " << what;
+    return;
+  }
+  double dot = 0, na = 0, nb = 0, err = 0;
+  for (std::size_t i = 0; i < gpu.size(); ++i) {
+    dot += double{gpu[i]} * cpu[i], na += double{gpu[i]} * gpu[i], nb += double{cpu[i]} * cpu[i];
+    err += (double{gpu[i]} - cpu[i]) * (double{gpu[i]} - cpu[i]);
+  }
+  const double cosine = na == 0 && nb == 0 ? 1.0 : dot / std::sqrt(na * nb), nmse = nb == 0 ? err : err / nb;
+  std::printf("%s %s: cosine %.9f, nmse %.3e\n", op.c_str(), what.c_str(), cosine, nmse);
+  EXPECT_GE(cosine, ob["min_cosine"].as<double>()) << op << " " << what;
+  EXPECT_LE(nmse, ob["max_nmse"].as<double>()) << op << " " << what;
+}
+
+DeviceBuffer to_device(const void* p, std::size_t bytes) {
+  DeviceBuffer b(bytes);
+  b.upload(p, bytes);
+  return b;
+}
+template <class T>
+DeviceBuffer to_device(const std::vector<T>& v) { return to_device(v.data(), v.size() * sizeof(T)); }
+std::vector<float> from_device(const DeviceBuffer& b, std::size_t n) {
+  Context::get().synchronize();
+  std::vector<float> v(n);
+  b.download(v.data(), n * 4);
+  return v;
+}
+
+TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  const YAML::Node ob = gpu_contract("gemv_q4_k")["obligations"][0];
-  const double min_cos = ob["min_cosine"].as<double>(), max_nmse = ob["max_nmse"].as<double>();
   Context& c = Context::get();
   std::mt19937_64 rng(test_seed() + 1);
-  for (auto [rows, cols] : {std::pair<std::size_t, std::size_t>{1, 256}, {7, 512}, {64, 4096}, {1000, 4096}, {333, 14336}}) {
-    const auto wf = random_vector(rows * cols, rng, 0.05f);
-    const auto x = random_vector(cols, rng);
-    const std::size_t rb = quant_row_bytes(QuantType::Q4_K, cols);
-    std::vector<std::byte> w(rows * rb);
-    for (std::size_t r = 0; r < rows; ++r)
-      quantize(QuantType::Q4_K, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));
-    std::vector<float> want(rows), got(rows);
-    quant_matvec(QuantType::Q4_K, w, rows, cols, x, want);
-    DeviceBuffer dw(w.size()), dx(cols * 4), dy(rows * 4);
-    dw.upload(w.data(), w.size());
-    dx.upload(x.data(), cols * 4);
-    Q8Activations q(cols);
-    quantize_q8_k(c, dx.ptr(), q);
-    gemv_q4_k(c, dw.ptr(), rows, cols, q, dy.ptr());
-    c.synchronize();
-    dy.download(got.data(), rows * 4);
-    double dot = 0, na = 0, nb = 0, err = 0;
-    for (std::size_t i = 0; i < rows; ++i) {
-      dot += double{got[i]} * want[i], na += double{got[i]} * got[i], nb += double{want[i]} * want[i];
-      err += (double{got[i]} - want[i]) * (double{got[i]} - want[i]);
+  using Shapes = std::vector<std::pair<std::size_t, std::size_t>>;
+  const Shapes shapes = {{1, 256}, {7, 512}, {64, 4096}, {1000, 4096}, {333, 14336}};
+  const Shapes float_shapes = {{1, 64}, {64, 172}, {37, 333}, {512, 4096}};
+  for (QuantType type : {QuantType::Q4_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::F32, QuantType::F16}) {
+    const bool quantized = gemv_takes_q8(type);
+    const std::string op = type == QuantType::F32 ? "gemv_f32" : type == QuantType::F16 ? "gemv_f16" : "gemv_" + std::string(quant_info(type).name);
+    for (auto [rows, cols] : quantized ? shapes : float_shapes) {
+      const auto wf = random_vector(rows * cols, rng, 0.05f);
+      auto x = random_vector(cols, rng);
+      const std::size_t rb = quant_row_bytes(type, cols);
+      std::vector<std::byte> w(rows * rb);
+      for (std::size_t r = 0; r < rows; ++r)
+        quantize(type, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));
+      for (bool round_x : {false, true}) {
+        if (round_x && type != QuantType::F16) continue;
+        std::vector<float> xr = x;
+        if (round_x) {
+          std::vector<std::uint16_t> h(cols);
+          ops::f32_to_f16(x, h);
+          ops::f16_to_f32(h, xr);
+        }
+        std::vector<float> want(rows);
+        quant_matvec(type, w, rows, cols, xr, want);
+        DeviceBuffer dw = to_device(w), dx = to_device(x);
+        DeviceBuffer dy(rows * 4);
+        std::optional<Q8Activations> q;
+        if (quantized) {
+          q.emplace(cols);
+          quantize_q8_k(c, dx.ptr(), *q);
+        }
+        gemv(c, type, dw.ptr(), rows, cols, dx.ptr(), q ? &*q : nullptr, dy.ptr(), round_x);
+        expect_contract(op, from_device(dy, rows), want, std::to_string(rows) + "x" + std::to_string(cols) + (round_x ? " round_x" : ""));
+      }
     }
-    const double cosine = dot / std::sqrt(na * nb), nmse = err / nb;
-    std::printf("gemv_q4_k %zux%zu: cosine %.9f, nmse %.3e\n", rows, cols, cosine, nmse);
-    EXPECT_GE(cosine, min_cos) << rows << "x" << cols;
-    EXPECT_LE(nmse, max_nmse) << rows << "x" << cols;
+  }
+}
+
+TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 2);
+  for (std::size_t n : {64u, 172u, 4096u, 14336u}) {
+    const auto x = random_vector(n, rng), y = random_vector(n, rng), w = random_vector(n, rng);
+    {  // rmsnorm, 3 rows
+      std::vector<float> x3 = random_vector(3 * n, rng), want(3 * n);
+      for (int r = 0; r < 3; ++r)
+        ops::rmsnorm(std::span(x3).subspan(r * n, n), w, 1e-5f, std::span(want).subspan(r * n, n));
+      DeviceBuffer dx = to_device(x3), dw = to_device(w);
+      DeviceBuffer out(3 * n * 4);
+      rmsnorm(c, dx.ptr(), dw.ptr(), 1e-5f, out.ptr(), 3, n);
+      expect_contract("rmsnorm", from_device(out, 3 * n), want, std::to_string(n));
+    }
+    {  // swiglu
+      std::vector<float> want(n);
+      ops::swiglu(x, y, want);
+      DeviceBuffer dg = to_device(x), du = to_device(y);
+      swiglu(c, dg.ptr(), du.ptr(), n);
+      expect_contract("swiglu", from_device(dg, n), want, std::to_string(n));
+    }
+    {  // add
+      std::vector<float> want(n);
+      ops::add(x, y, want);
+      DeviceBuffer dx = to_device(x), dy = to_device(y);
+      add_inplace(c, dx.ptr(), dy.ptr(), n);
+      expect_contract("add_inplace", from_device(dx, n), want, std::to_string(n));
+    }
+  }
+}
+
+TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 3);
+  struct Shape { int heads, hd, rope_dim; bool neox, freqs; };
+  for (Shape sh : {Shape{8, 8, 8, false, false}, Shape{32, 128, 128, false, true}, Shape{14, 64, 64, true, false}, Shape{4, 64, 32, false, false}}) {
+    for (int pos : {0, 1, 17, 4095}) {
+      const std::size_t n = static_cast<std::size_t>(sh.heads) * sh.hd;
+      const auto v = random_vector(n, rng);
+      std::vector<float> freqs(sh.rope_dim / 2);
+      for (std::size_t i = 0; i < freqs.size(); ++i) freqs[i] = 1.0f + static_cast<float>(i % 7);
+      const float base = 500000.0f, ts = std::pow(base, -2.0f / static_cast<float>(sh.rope_dim));
+      std::vector<float> want = v;  // the CPU's formula (realizar Session::rope)
+      float theta = static_cast<float>(pos);
+      for (int i = 0; i < sh.rope_dim / 2; ++i, theta *= ts) {
+        const float t = sh.freqs ? theta / freqs[i] : theta, cs = std::cos(t), sn = std::sin(t);
+        for (int h = 0; h < sh.heads; ++h) {
+          float* p = want.data() + h * sh.hd;
+          const int a = sh.neox ? i : 2 * i, b = sh.neox ? i + sh.rope_dim / 2 : 2 * i + 1;
+          const float x0 = p[a], x1 = p[b];
+          p[a] = x0 * cs - x1 * sn, p[b] = x0 * sn + x1 * cs;
+        }
+      }
+      DeviceBuffer dv = to_device(v), df = to_device(freqs);
+      rope(c, dv.ptr(), sh.heads, pos, RopeParams{sh.hd, sh.rope_dim, ts, sh.freqs ? df.ptr() : 0, sh.neox});
+      expect_contract("rope", from_device(dv, n), want, std::to_string(sh.heads) + "x" + std::to_string(sh.hd) + " pos " + std::to_string(pos));
+    }
+  }
+  // kv_append: f16 into slot pos, neighbours untouched.
+  const int n = 256, slots = 4, pos = 2;
+  const auto k = random_vector(n, rng), v = random_vector(n, rng);
+  DeviceBuffer dk = to_device(k), dv = to_device(v);
+  DeviceBuffer kc(slots * n * 2), vc(slots * n * 2);
+  check(c.driver().memset_d8_async(kc.ptr(), 0, kc.bytes(), c.stream()), "memset");
+  check(c.driver().memset_d8_async(vc.ptr(), 0, vc.bytes(), c.stream()), "memset");
+  kv_append(c, dk.ptr(), dv.ptr(), kc.ptr(), vc.ptr(), pos, n);
+  c.synchronize();
+  std::vector<std::uint16_t> gk(slots * n), gv(slots * n), wk(n), wv(n);
+  kc.download(gk.data(), kc.bytes());
+  vc.download(gv.data(), vc.bytes());
+  ops::f32_to_f16(k, wk);
+  ops::f32_to_f16(v, wv);
+  std::vector<float> got, want;
+  for (int i = 0; i < slots * n; ++i) {
+    const bool in = i / n == pos;
+    got.push_back(static_cast<float>(gk[i])), got.push_back(static_cast<float>(gv[i]));
+    want.push_back(in ? static_cast<float>(wk[i % n]) : 0.0f), want.push_back(in ? static_cast<float>(wv[i % n]) : 0.0f);
+  }
+  expect_contract("kv_append", got, want, "f16 bits, 4 slots");
+}
+
+TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 4);
+  struct Shape { int n_head, n_kv, hd, n; };
+  for (Shape sh : {Shape{8, 4, 8, 1}, Shape{8, 4, 8, 69}, Shape{32, 8, 128, 1000}, Shape{4, 2, 64, 513}}) {
+    const int kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv;
+    const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng);
+    const auto kf = random_vector(static_cast<std::size_t>(sh.n) * kv_row, rng), vf = random_vector(static_cast<std::size_t>(sh.n) * kv_row, rng);
+    std::vector<std::uint16_t> kc(kf.size()), vc(vf.size());
+    ops::f32_to_f16(kf, kc);
+    ops::f32_to_f16(vf, vc);
+    std::vector<float> k(kf.size()), v(vf.size());
+    ops::f16_to_f32(kc, k);
+    ops::f16_to_f32(vc, v);
+    std::vector<float> want(q.size());  // the CPU's arithmetic: q and the weights rounded to f16
+    const float scale = 1.0f / std::sqrt(static_cast<float>(sh.hd));
+    for (int h = 0; h < sh.n_head; ++h) {
+      const int kvh = h / group;
+      std::vector<float> qh(sh.hd), s(sh.n);
+      std::vector<std::uint16_t> t(std::max(sh.hd, sh.n));
+      ops::f32_to_f16(std::span(q).subspan(h * sh.hd, sh.hd), std::span(t).first(sh.hd));
+      ops::f16_to_f32(std::span(t).first(sh.hd), qh);
+      for (int j = 0; j < sh.n; ++j) {
+        double dot = 0;
+        for (int d = 0; d < sh.hd; ++d) dot += double{k[j * kv_row + kvh * sh.hd + d]} * qh[d];
+        s[j] = static_cast<float>(dot) * scale;
+      }
+      ops::softmax(s, s);
+      ops::f32_to_f16(s, std::span(t).first(sh.n));
+      ops::f16_to_f32(std::span(t).first(sh.n), s);
+      for (int d = 0; d < sh.hd; ++d) {
+        double acc = 0;
+        for (int j = 0; j < sh.n; ++j) acc += double{s[j]} * v[j * kv_row + kvh * sh.hd + d];
+        want[h * sh.hd + d] = static_cast<float>(acc);
+      }
+    }
+    DeviceBuffer dq = to_device(q), dk = to_device(kc), dv = to_device(vc);
+    DeviceBuffer out(q.size() * 4);
+    attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), sh.n, sh.n_head, sh.hd, group, kv_row);
+    expect_contract("attention_decode", from_device(out, q.size()), want,
+                    std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions");
   }
 }
 

@@ -1,4 +1,4 @@
-// Launchers for kernels/quantize_q8_k.cu and kernels/gemv_q4_k.cu (gemv.h).
+// Launchers for kernels/quantize_q8_k.cu and the gemv_*.cu kernels (gemv.h).
 #include "cuda/ops/gemv.h"
 
 #include "core/strings.h"
@@ -6,13 +6,24 @@
 namespace trueno::cuda {
 namespace {
 
-constexpr std::size_t kQK = 256;  // elements per Q8_K / Q4_K block
-constexpr unsigned kWarps = 8, kRowsPerWarp = 2;  // as in kernels/gemv_q4_k.cu
-constexpr unsigned kRowsPerBlock = kWarps * kRowsPerWarp;
+constexpr std::size_t kQK = 256;       // elements per Q8_K / k-quant block
+constexpr unsigned kWarps = 8;         // warps per thread block in every gemv kernel
+constexpr unsigned kQuantRowsPerWarp = 2;  // rows per warp in the quantized gemv kernels
 
 std::size_t check_blocks(const char* op, std::size_t n) {
   if (n == 0 || n % kQK != 0) throw ShapeError(strcat(op, ": length ", n, " is not a positive multiple of ", kQK));
   return n;
+}
+
+unsigned grid_for(std::size_t rows, unsigned rows_per_warp) {
+  const std::size_t per_block = std::size_t{kWarps} * rows_per_warp;
+  return static_cast<unsigned>((rows + per_block - 1) / per_block);
+}
+
+void check_q8(const char* op, std::size_t cols, const Q8Activations* x) {
+  check_blocks(op, cols);
+  if (x == nullptr) throw InvalidArgument(strcat(op, ": quantized activations are required"));
+  if (x->n != cols) throw ShapeError(strcat(op, ": activations have ", x->n, " elements, the matrix ", cols, " columns"));
 }
 
 }  // namespace
@@ -21,7 +32,6 @@ Q8Activations::Q8Activations(std::size_t n_)
     : n(check_blocks("Q8Activations", n_)), q(n_), d(n_ / kQK * sizeof(float)), bsums(n_ / 16 * sizeof(short)) {}
 
 void quantize_q8_k(Context& c, api::CUdeviceptr x, Q8Activations& out) {
-  check_blocks("cuda quantize_q8_k", out.n);
   static api::CUfunction f = c.function("quantize_q8_k", "quantize_q8_k");
   api::CUdeviceptr q = out.q.ptr(), d = out.d.ptr(), bs = out.bsums.ptr();
   void* params[] = {&x, &q, &d, &bs};
@@ -29,14 +39,54 @@ void quantize_q8_k(Context& c, api::CUdeviceptr x, Q8Activations& out) {
 }
 
 void gemv_q4_k(Context& c, api::CUdeviceptr w, std::size_t rows, std::size_t cols, const Q8Activations& x, api::CUdeviceptr y) {
-  check_blocks("cuda gemv_q4_k", cols);
-  if (x.n != cols) throw ShapeError(strcat("cuda gemv_q4_k: activations have ", x.n, " elements, the matrix ", cols, " columns"));
+  gemv(c, QuantType::Q4_K, w, rows, cols, 0, &x, y);
+}
+
+bool gemv_takes_q8(QuantType type) {
+  return type == QuantType::Q4_K || type == QuantType::Q6_K || type == QuantType::Q8_0;
+}
+
+bool gemv_supports(QuantType type) { return gemv_takes_q8(type) || type == QuantType::F16 || type == QuantType::F32; }
+
+void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
+          const Q8Activations* xq, api::CUdeviceptr y, bool round_x) {
   if (rows == 0) return;
-  static api::CUfunction f = c.function("gemv_q4_k", "gemv_q4_k");
-  api::CUdeviceptr q = x.q.ptr(), d = x.d.ptr(), bs = x.bsums.ptr();
-  int r = static_cast<int>(rows), nb = static_cast<int>(cols / kQK);
-  void* params[] = {&w, &q, &d, &bs, &y, &r, &nb};
-  launch(c, f, static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock), 1, 32, kWarps, params);
+  int r = static_cast<int>(rows), n = static_cast<int>(cols);
+  switch (type) {
+    case QuantType::Q4_K: {
+      check_q8("cuda gemv Q4_K", cols, xq);
+      static api::CUfunction f = c.function("gemv_q4_k", "gemv_q4_k");
+      api::CUdeviceptr q = xq->q.ptr(), d = xq->d.ptr(), bs = xq->bsums.ptr();
+      int nb = n / static_cast<int>(kQK);
+      void* params[] = {&w, &q, &d, &bs, &y, &r, &nb};
+      return launch(c, f, grid_for(rows, kQuantRowsPerWarp), 1, 32, kWarps, params);
+    }
+    case QuantType::Q6_K:
+    case QuantType::Q8_0: {
+      const bool q6 = type == QuantType::Q6_K;
+      check_q8(q6 ? "cuda gemv Q6_K" : "cuda gemv Q8_0", cols, xq);
+      static api::CUfunction f6 = c.function("gemv_q6_k", "gemv_q6_k");
+      static api::CUfunction f8 = c.function("gemv_q8_0", "gemv_q8_0");
+      api::CUdeviceptr q = xq->q.ptr(), d = xq->d.ptr();
+      int nb = n / static_cast<int>(kQK);
+      void* params[] = {&w, &q, &d, &y, &r, &nb};
+      return launch(c, q6 ? f6 : f8, grid_for(rows, kQuantRowsPerWarp), 1, 32, kWarps, params);
+    }
+    case QuantType::F32: {
+      static api::CUfunction f = c.function("gemv_float", "gemv_f32");
+      void* params[] = {&w, &x, &y, &r, &n};
+      return launch(c, f, grid_for(rows, 1), 1, 32, kWarps, params);
+    }
+    case QuantType::F16: {
+      static api::CUfunction f = c.function("gemv_float", "gemv_f16");
+      int rx = round_x ? 1 : 0;
+      void* params[] = {&w, &x, &y, &r, &n, &rx};
+      return launch(c, f, grid_for(rows, 1), 1, 32, kWarps, params);
+    }
+    default:
+      throw InvalidArgument(strcat("cuda gemv: weight type ", quant_info(type).name,
+                                   " has no CUDA kernel yet (supported: q4_k, q6_k, q8_0, f16, f32)"));
+  }
 }
 
 }  // namespace trueno::cuda

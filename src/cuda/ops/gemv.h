@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "cuda/context.h"
+#include "trueno/quant.h"
 
 namespace trueno::cuda {
 
@@ -19,5 +20,15 @@ void quantize_q8_k(Context& c, api::CUdeviceptr x, Q8Activations& out);
 
 // y[rows] = W x: W is rows x cols Q4_K (cols a multiple of 256), x quantized with quantize_q8_k.
 void gemv_q4_k(Context& c, api::CUdeviceptr w, std::size_t rows, std::size_t cols, const Q8Activations& x, api::CUdeviceptr y);
+
+// Whether gemv() takes Q8_K activations for this weight type (else the f32 vector).
+bool gemv_takes_q8(QuantType type);
+// True when gemv() supports the weight type (Q4_K, Q6_K, Q8_0, F16, F32); the others are named in its error.
+bool gemv_supports(QuantType type);
+
+// y[rows] = W x for any supported weight type: the quantized types read xq (quantize_q8_k of x), the
+// float types x itself (rounded to f16 first for F16 weights when round_x).
+void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
+          const Q8Activations* xq, api::CUdeviceptr y, bool round_x = false);
 
 }  // namespace trueno::cuda

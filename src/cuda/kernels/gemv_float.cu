@@ -1,0 +1,39 @@
+// y[rows] = W x for F32 or F16 weights (any cols, rows as in the file) and f32 activations; with
+// round_x the activations are rounded to f16 first, as the CPU forward pass does for F16 weights
+// (realizar Note [Reference arithmetic]). One warp per row, lanes stride the columns (coalesced).
+#include "prelude.cuh"
+
+namespace {
+constexpr int kWarps = 8;
+
+template <class Load>
+__device__ __forceinline__ float row_dot(Load load, const float* __restrict__ x, int cols, bool round_x) {
+  const int lane = threadIdx.x;
+  float a0 = 0.0f, a1 = 0.0f;
+  int i = lane;
+  for (; i + 32 < cols; i += 64) {
+    const float x0 = round_x ? round_to_f16(x[i]) : x[i], x1 = round_x ? round_to_f16(x[i + 32]) : x[i + 32];
+    a0 += load(i) * x0, a1 += load(i + 32) * x1;
+  }
+  if (i < cols) a0 += load(i) * (round_x ? round_to_f16(x[i]) : x[i]);
+  return warp_sum(a0 + a1);
+}
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(32 * kWarps)
+    gemv_f32(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+  const int row = blockIdx.x * kWarps + threadIdx.y;
+  if (row >= rows) return;
+  const float* wr = w + static_cast<u64>(row) * cols;
+  const float v = row_dot([wr](int i) { return wr[i]; }, x, cols, false);
+  if (threadIdx.x == 0) y[row] = v;
+}
+
+extern "C" __global__ void __launch_bounds__(32 * kWarps)
+    gemv_f16(const u16* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int rows, int cols, int round_x) {
+  const int row = blockIdx.x * kWarps + threadIdx.y;
+  if (row >= rows) return;
+  const u16* wr = w + static_cast<u64>(row) * cols;
+  const float v = row_dot([wr](int i) { return f16_to_f32(wr[i]); }, x, cols, round_x != 0);
+  if (threadIdx.x == 0) y[row] = v;
+}

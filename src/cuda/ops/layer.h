@@ -1,0 +1,35 @@
+// Launchers for the small per-layer decode steps (kernels/layer_ops.cu). Pointers are device pointers;
+// every launch is asynchronous on the context's stream.
+#pragma once
+#include <cstddef>
+
+#include "cuda/context.h"
+
+namespace trueno::cuda {
+
+// out[rows][n] = rmsnorm(x[rows][n]) * w[n].
+void rmsnorm(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr out, std::size_t rows, std::size_t n);
+
+struct RopeParams {
+  int head_dim, rope_dim;
+  float theta_scale;       // base^(-2 / rope_dim), computed on the host as the CPU does
+  api::CUdeviceptr freqs;  // [rope_dim / 2] or 0
+  bool neox;
+};
+// Rotates v[n_heads][head_dim] in place for position pos.
+void rope(Context& c, api::CUdeviceptr v, int n_heads, int pos, const RopeParams& p);
+
+// k, v [n] -> f16 k_cache[pos][n], v_cache[pos][n].
+void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, int pos, int n);
+
+// out[n_head][hd] = attention of q[n_head][hd] over positions [0, n) of one layer's f16 cache
+// [n_ctx][kv_row]; head h reads KV head h / group.
+void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
+                      int n, int n_head, int hd, int group, int kv_row);
+
+// g[n] = silu(g) * u.
+void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n);
+// x[n] += y.
+void add_inplace(Context& c, api::CUdeviceptr x, api::CUdeviceptr y, std::size_t n);
+
+}  // namespace trueno::cuda
