@@ -60,7 +60,8 @@ std::function<int()> add_bench_command(CLI::App& app) {
     const Model model(file, Config::from_gguf(file));
     const auto& c = model.config();
     const std::size_t ctx = static_cast<std::size_t>(std::max(1, std::max(o->p, o->n)));
-    Session session(model, ctx);
+    const auto seq = make_sequence(model, ctx, forced);
+    Sequence& session = *seq;
     std::mt19937 rng(1);
     std::vector<std::int32_t> prompt(static_cast<std::size_t>(o->p));
     for (auto& t : prompt) t = static_cast<std::int32_t>(rng() % c.n_vocab);
@@ -81,7 +82,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
           }
         });
       }));
-    const std::string backend(trueno::name(forced ? *forced : trueno::current_backend()));
+    const std::string backend = session.backend_name();
     const int threads = trueno::num_threads();
     if (o->json) {
       nlohmann::json out = nlohmann::json::array();

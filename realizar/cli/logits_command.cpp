@@ -23,7 +23,7 @@ std::function<int()> add_logits_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "Output file (float32 little-endian [n_tokens][n_vocab])")->required();
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    o->m.apply();
+    const auto forced = o->m.apply();
     std::vector<std::int32_t> ids;
     std::stringstream ss(o->tokens);
     for (std::string item; std::getline(ss, item, ',');) {
@@ -41,7 +41,8 @@ std::function<int()> add_logits_command(CLI::App& app) {
     if (ids.empty()) throw CLI::ValidationError("--tokens", "no token ids");
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
-    Session session(model, ids.size());
+    const auto seq = make_sequence(model, ids.size(), forced);
+    Sequence& session = *seq;
     session.forward(ids, true);
     std::ofstream f(o->out, std::ios::binary | std::ios::trunc);
     if (!f) throw trueno::InvalidArgument(o->out + ": cannot create");

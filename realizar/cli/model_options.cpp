@@ -17,10 +17,9 @@ std::optional<trueno::Backend> ModelOptions::apply() const {
   if (backend.empty()) return std::nullopt;
   const trueno::Backend b = trueno::parse_backend(backend);
   trueno::require_available(b);
-  if (b == trueno::Backend::CUDA || b == trueno::Backend::Vulkan)
-    throw trueno::BackendUnavailable(std::string("--backend ") + std::string(trueno::name(b)) +
-                                     ": realizar's forward pass runs on CPU backends in this version (GPU kernels: docs/CUDA.md)");
-  trueno::set_backend(b);
+  if (b == trueno::Backend::Vulkan)
+    throw trueno::BackendUnavailable("--backend vulkan: realizar has no Vulkan forward pass yet");
+  if (b != trueno::Backend::CUDA) trueno::set_backend(b);  // CUDA: the sequence runs there; CPU helpers keep the best CPU backend
   return b;
 }
 

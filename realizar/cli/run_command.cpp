@@ -50,7 +50,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_option("--seed", o->s.seed, "Random seed (same seed, same text)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    o->m.apply();
+    const auto forced = o->m.apply();
     Sampler sampler(o->s);
     const auto t_load = Clock::now();
     const auto file = gguf::File::open(o->m.model);
@@ -64,7 +64,8 @@ std::function<int()> add_run_command(CLI::App& app) {
     std::size_t ctx = o->ctx > 0 ? static_cast<std::size_t>(o->ctx) : std::min(limit, ids.size() + o->n);
     if (ids.size() + 1 > ctx && o->n > 0)
       throw trueno::InvalidArgument("the prompt (" + std::to_string(ids.size()) + " tokens) leaves no room in a context of " + std::to_string(ctx) + " positions (-c)");
-    Session session(model, std::max<std::size_t>(ctx, ids.size()));
+    const auto seq = make_sequence(model, std::max<std::size_t>(ctx, ids.size()), forced);
+    Sequence& session = *seq;
 
     const auto t_prompt = Clock::now();
     session.forward(ids);

@@ -3,11 +3,14 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "realizar/gguf.h"
+#include "trueno/backend.h"
 
 namespace realizar {
 
@@ -62,19 +65,33 @@ class Model {
 // Weight bytes one decoded token reads: every matrix once, one row of the embedding table.
 std::uint64_t bytes_per_token(const gguf::File& f, const Config& c);
 
-// The KV cache and scratch of one sequence; forward() appends tokens at position pos().
-class Session {
+// One sequence on some backend: its KV cache and scratch; forward() appends tokens at position pos().
+class Sequence {
+ public:
+  virtual ~Sequence() = default;
+  virtual std::size_t n_ctx() const = 0;
+  virtual std::size_t pos() const = 0;
+  virtual void reset() = 0;
+  virtual std::size_t kv_bytes() const = 0;
+  // Runs tokens [T] at positions pos()..pos()+T-1. Fills logits [T][n_vocab] for every token when
+  // all_logits, else only the last token's (logits() then has one row).
+  virtual void forward(std::span<const std::int32_t> tokens, bool all_logits = false) = 0;
+  virtual std::span<const float> logits() const = 0;
+  // "avx2", "cuda", ...
+  virtual std::string backend_name() const = 0;
+};
+
+// The CPU sequence (trueno's CPU kernels, the backend trueno selects): the prompt as one batch.
+class Session final : public Sequence {
  public:
   Session(const Model& m, std::size_t n_ctx);
-  std::size_t n_ctx() const { return n_ctx_; }
-  std::size_t pos() const { return pos_; }
-  void reset() { pos_ = 0; }
-  std::size_t kv_bytes() const { return (k_.size() + v_.size()) * sizeof(std::uint16_t); }
-
-  // Runs tokens [T] as one batch at positions pos()..pos()+T-1. Fills logits [T][n_vocab] for every
-  // token when all_logits, else only the last token's (logits() then has one row).
-  void forward(std::span<const std::int32_t> tokens, bool all_logits = false);
-  std::span<const float> logits() const { return logits_; }
+  std::size_t n_ctx() const override { return n_ctx_; }
+  std::size_t pos() const override { return pos_; }
+  void reset() override { pos_ = 0; }
+  std::size_t kv_bytes() const override { return (k_.size() + v_.size()) * sizeof(std::uint16_t); }
+  void forward(std::span<const std::int32_t> tokens, bool all_logits = false) override;
+  std::span<const float> logits() const override { return logits_; }
+  std::string backend_name() const override;
 
  private:
   const Model& m_;
@@ -87,5 +104,13 @@ class Session {
   void attention(std::size_t layer, std::size_t T);
   void rope(float* v, std::size_t n_heads, std::size_t pos) const;
 };
+
+// The CUDA sequence (forward_cuda.cpp): weights uploaded once, decode kernels one token at a time.
+// Throws trueno::BackendUnavailable without a CUDA device, InvalidArgument for a weight type that has no
+// CUDA kernel yet (naming the tensor).
+std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx);
+
+// A sequence on `backend` (CUDA, or a CPU backend, which the caller has selected with trueno::set_backend).
+std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend);
 
 }  // namespace realizar

@@ -186,3 +186,14 @@ void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
 }
 
 }  // namespace realizar
+
+namespace realizar {
+
+std::string Session::backend_name() const { return std::string(trueno::name(trueno::current_backend())); }
+
+std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend) {
+  if (backend == trueno::Backend::CUDA) return make_cuda_sequence(m, n_ctx);
+  return std::make_unique<Session>(m, n_ctx);
+}
+
+}  // namespace realizar

@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <fstream>
+#include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "realizar/model.h"
@@ -27,7 +29,9 @@ std::vector<float> load_f32(const std::string& path) {
   return v;
 }
 
-TEST(Reference, Stories260KGreedyTextMatches) {
+using MakeSequence = std::function<std::unique_ptr<Sequence>(const Model&, std::size_t)>;
+
+void check_greedy_text(const MakeSequence& make) {
   for (const char* name : {"stories260K.once", "stories260K.lily"}) {
     const auto ref = load_json(test::testdata_dir() + "/reference/" + name + ".json");
     const auto file = gguf::File::open(test::testdata_dir() + "/models/" + ref["model"].get<std::string>());
@@ -36,21 +40,38 @@ TEST(Reference, Stories260KGreedyTextMatches) {
     auto ids = tok.encode(ref["prompt"].get<std::string>(), true);
     EXPECT_EQ(ids, ref["prompt_tokens"].get<std::vector<std::int32_t>>()) << name;
     const std::size_t n = ref["generated_tokens"].size();
-    Session s(model, ids.size() + n);
+    const auto s = make(model, ids.size() + n);
     SamplerOptions greedy;
     greedy.temperature = 0, greedy.repeat_penalty = 1;
     Sampler sampler(greedy);
-    s.forward(ids);
+    s->forward(ids);
     std::vector<std::int32_t> gen;
     std::string text;
     for (std::size_t i = 0; i < n; ++i) {
-      const auto next = sampler.sample(s.logits(), ids);
+      const auto next = sampler.sample(s->logits(), ids);
       gen.push_back(next), ids.push_back(next), text += tok.piece(next);
-      if (i + 1 < n) s.forward(std::span(&ids.back(), 1));
+      if (i + 1 < n) s->forward(std::span(&ids.back(), 1));
     }
-    EXPECT_EQ(gen, ref["generated_tokens"].get<std::vector<std::int32_t>>()) << name;
-    EXPECT_EQ(text, ref["generated_text"].get<std::string>()) << name;
+    EXPECT_EQ(gen, ref["generated_tokens"].get<std::vector<std::int32_t>>()) << name << " on " << s->backend_name();
+    EXPECT_EQ(text, ref["generated_text"].get<std::string>()) << name << " on " << s->backend_name();
   }
+}
+
+bool cuda_or_skip_reason(std::string* why) {
+  const auto report = trueno::backend_report();
+  const auto& cuda = report[static_cast<int>(trueno::Backend::CUDA)];
+  *why = cuda.reason;
+  return cuda.available;
+}
+
+TEST(Reference, Stories260KGreedyTextMatches) {
+  check_greedy_text([](const Model& m, std::size_t n) { return std::make_unique<Session>(m, n); });
+}
+
+TEST(CudaGpuReference, Stories260KGreedyTextMatches) {
+  std::string why;
+  if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  check_greedy_text([](const Model& m, std::size_t n) { return make_cuda_sequence(m, n); });
 }
 
 struct Case {
@@ -71,8 +92,9 @@ class LogitsTest : public ::testing::TestWithParam<Case> {};
 // >= 0.999998 and every argmax agrees. An emulation of the reference's arithmetic with 128 combinations
 // of its plausible orders did not get below 2.7e-3 either. So the bound here is that noise floor with
 // margin, per weight type; cosine and argmax stay at the F32/F16 bounds.
-TEST_P(LogitsTest, TeacherForcedRowsAgree) {
-  const Case c = GetParam();
+// Teacher-forced logits of the case's model on a sequence made by make(model, n_ctx), against the
+// recording, by the case's bounds.
+void check_teacher_forced(const Case& c, const MakeSequence& make) {
   const auto ref = load_json(test::testdata_dir() + "/reference/" + c.name + ".json");
   const auto want = load_f32(test::testdata_dir() + "/reference/" + ref["logits_file"].get<std::string>());
   const auto file = gguf::File::open(test::testdata_dir() + "/models/" + ref["model"].get<std::string>());
@@ -81,14 +103,14 @@ TEST_P(LogitsTest, TeacherForcedRowsAgree) {
   const auto gen = ref["generated_tokens"].get<std::vector<std::int32_t>>();
   std::vector<std::int32_t> ids = prompt;
   ids.insert(ids.end(), gen.begin(), gen.end() - 1);
-  Session s(model, ids.size());
-  s.forward(ids, true);
+  const auto s = make(model, ids.size());
+  s->forward(ids, true);
   const std::size_t V = ref["n_vocab"].get<std::size_t>(), P = prompt.size();
   ASSERT_EQ(want.size(), gen.size() * V);
   double min_cos = 1, max_abs = 0;
   std::size_t agree = 0;
   for (std::size_t i = 0; i < gen.size(); ++i) {
-    const float* a = s.logits().data() + (P - 1 + i) * V;
+    const float* a = s->logits().data() + (P - 1 + i) * V;
     const float* b = want.data() + i * V;
     double dot = 0, na = 0, nb = 0;
     std::size_t ia = 0, ib = 0;
@@ -101,8 +123,8 @@ TEST_P(LogitsTest, TeacherForcedRowsAgree) {
     min_cos = std::min(min_cos, dot / std::sqrt(na * nb));
     agree += ia == ib;
   }
-  std::printf("%s: %zu rows, min cosine %.7f, max |d| %.2e, argmax agreement %zu/%zu\n", c.name, gen.size(), min_cos,
-              max_abs, agree, gen.size());
+  std::printf("%s on %s: %zu rows, min cosine %.7f, max |d| %.2e, argmax agreement %zu/%zu\n", c.name,
+              s->backend_name().c_str(), gen.size(), min_cos, max_abs, agree, gen.size());
   if (c.quantized) {
     EXPECT_GE(min_cos, 0.99);
     EXPECT_GE(agree * 10, gen.size() * 9);
@@ -113,7 +135,31 @@ TEST_P(LogitsTest, TeacherForcedRowsAgree) {
   }
 }
 
+TEST_P(LogitsTest, TeacherForcedRowsAgree) {
+  check_teacher_forced(GetParam(), [](const Model& m, std::size_t n) { return std::make_unique<Session>(m, n); });
+}
+
+// The same recordings through the CUDA forward pass, with the same bounds (label gpu).
+class CudaGpuLogitsTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(CudaGpuLogitsTest, TeacherForcedRowsAgree) {
+  std::string why;
+  if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  check_teacher_forced(GetParam(), [](const Model& m, std::size_t n) { return make_cuda_sequence(m, n); });
+}
+
 INSTANTIATE_TEST_SUITE_P(Real, LogitsTest,
+                         ::testing::Values(Case{"stories260K.once", false, 1.5e-2}, Case{"stories260K.lily", false, 1.5e-2},
+                                           Case{"stories260K-f16.once", false, 4e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
+                                           Case{"tiny-llama-q4_k_m.hello", true, 0}, Case{"tiny-llama-q6_k.hello", true, 0},
+                                           Case{"tiny-llama-q8_0.hello", true, 0}, Case{"tiny2-qwen2-q4_k_m.hello", true, 0}),
+                         [](const auto& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+INSTANTIATE_TEST_SUITE_P(Real, CudaGpuLogitsTest,
                          ::testing::Values(Case{"stories260K.once", false, 1.5e-2}, Case{"stories260K.lily", false, 1.5e-2},
                                            Case{"stories260K-f16.once", false, 4e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
                                            Case{"tiny-llama-q4_k_m.hello", true, 0}, Case{"tiny-llama-q6_k.hello", true, 0},

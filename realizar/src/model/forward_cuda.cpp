@@ -1,0 +1,184 @@
+// The forward pass on a CUDA device, one token at a time with the decode kernels (src/cuda/ops): the
+// same steps as the CPU pass (forward.cpp), each a kernel launch on one stream:
+//   x = embed(token)                                 (the row is dequantized on the CPU and uploaded)
+//   per layer: h = rmsnorm(x); q,k,v = Wq h (+bq), Wk h (+bk), Wv h (+bv); rope(q, k); cache k, v
+//              x += Wo attention(q, cache); h = rmsnorm(x); x += Wdown (silu(Wgate h) * (Wup h))
+//   logits = Wout rmsnorm(x)
+// Weights are uploaded once, quantized as in the file; activations for the quantized types are
+// quantized to Q8_K once per input vector and shared by the matrices that read it.
+#include <cmath>
+
+#include "cuda/context.h"
+#include "cuda/ops/gemv.h"
+#include "cuda/ops/layer.h"
+#include "realizar/model.h"
+#include "trueno/quant.h"
+#include "util/strcat.h"
+
+namespace realizar {
+namespace {
+
+namespace cu = trueno::cuda;
+using trueno::QuantType;
+
+struct DeviceMatrix {
+  QuantType type = QuantType::F32;
+  cu::DeviceBuffer data;
+  std::size_t rows = 0, cols = 0;
+};
+
+DeviceMatrix upload(const Matrix& m, const std::string& name) {
+  if (!cu::gemv_supports(m.type))
+    throw trueno::InvalidArgument(strcat("cuda: tensor '", name, "' is ", trueno::quant_info(m.type).name,
+                                         ", which has no CUDA kernel yet (supported: q4_k, q6_k, q8_0, f16, f32)"));
+  DeviceMatrix d{m.type, cu::DeviceBuffer(m.data.size()), m.rows, m.cols};
+  d.data.upload(m.data.data(), m.data.size());
+  return d;
+}
+
+cu::DeviceBuffer upload(const std::vector<float>& v) {
+  cu::DeviceBuffer b(v.size() * sizeof(float));
+  if (!v.empty()) b.upload(v.data(), v.size() * sizeof(float));
+  return b;
+}
+
+struct DeviceLayer {
+  cu::DeviceBuffer attn_norm, ffn_norm, bq, bk, bv;
+  DeviceMatrix wq, wk, wv, wo, gate, up, down;
+};
+
+class CudaSequence final : public Sequence {
+ public:
+  CudaSequence(const Model& m, std::size_t n_ctx);
+  std::size_t n_ctx() const override { return n_ctx_; }
+  std::size_t pos() const override { return pos_; }
+  void reset() override { pos_ = 0; }
+  std::size_t kv_bytes() const override { return k_cache_.bytes() + v_cache_.bytes(); }
+  void forward(std::span<const std::int32_t> tokens, bool all_logits) override;
+  std::span<const float> logits() const override { return logits_; }
+  std::string backend_name() const override { return "cuda"; }
+
+ private:
+  const Model& m_;
+  const Config& c_;
+  cu::Context& ctx_;
+  std::size_t n_ctx_, pos_ = 0, kv_row_;
+  std::vector<DeviceLayer> layers_;
+  DeviceMatrix output_;
+  cu::DeviceBuffer output_norm_, rope_freqs_, k_cache_, v_cache_;
+  cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, proj_, gate_, up_, logits_dev_;
+  std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
+  std::vector<float> embed_row_, logits_;
+  cu::RopeParams rope_{};
+
+  // y = W x, quantizing x into xq first when W's type reads Q8_K (x_is_quantized: already done).
+  void linear(const DeviceMatrix& w, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq, bool& x_is_quantized,
+              const cu::DeviceBuffer& y);
+  void step(std::int32_t token, float* logits_out);
+};
+
+CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
+    : m_(m), c_(m.config()), ctx_(cu::Context::get()), n_ctx_(n_ctx), kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim) {
+  if (n_ctx == 0) throw trueno::InvalidArgument("session: context size must be at least 1");
+  for (std::size_t l = 0; l < c_.n_layer; ++l) {
+    const LayerWeights& w = m.layers[l];
+    const std::string p = strcat("blk.", l, ".");
+    layers_.push_back({upload(w.attn_norm), upload(w.ffn_norm), upload(w.bq), upload(w.bk), upload(w.bv),
+                       upload(w.wq, p + "attn_q.weight"), upload(w.wk, p + "attn_k.weight"), upload(w.wv, p + "attn_v.weight"),
+                       upload(w.wo, p + "attn_output.weight"), upload(w.gate, p + "ffn_gate.weight"),
+                       upload(w.up, p + "ffn_up.weight"), upload(w.down, p + "ffn_down.weight")});
+  }
+  output_ = upload(m.output, "output.weight");
+  output_norm_ = upload(m.output_norm);
+  rope_freqs_ = upload(m.rope_freqs);
+  const std::size_t kv = std::size_t{c_.n_layer} * n_ctx * kv_row_ * sizeof(std::uint16_t);
+  k_cache_ = cu::DeviceBuffer(kv), v_cache_ = cu::DeviceBuffer(kv);
+  const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim;
+  x_ = cu::DeviceBuffer(d * 4), xn_ = cu::DeviceBuffer(d * 4), q_ = cu::DeviceBuffer(qd * 4);
+  k_ = cu::DeviceBuffer(kv_row_ * 4), v_ = cu::DeviceBuffer(kv_row_ * 4), att_ = cu::DeviceBuffer(qd * 4);
+  proj_ = cu::DeviceBuffer(d * 4), gate_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4), up_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4);
+  logits_dev_ = cu::DeviceBuffer(std::size_t{c_.n_vocab} * 4);
+  if (d % 256 == 0 && qd == d) xq_embd_.emplace(d);
+  if (c_.n_ff % 256 == 0) xq_ff_.emplace(c_.n_ff);
+  embed_row_.resize(d);
+  rope_ = {static_cast<int>(c_.head_dim), static_cast<int>(c_.rope_dim),
+           std::pow(c_.rope_base, -2.0f / static_cast<float>(c_.rope_dim)), m.rope_freqs.empty() ? 0 : rope_freqs_.ptr(),
+           c_.rope_neox};
+}
+
+void CudaSequence::linear(const DeviceMatrix& w, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
+                          bool& x_is_quantized, const cu::DeviceBuffer& y) {
+  const bool q8 = cu::gemv_takes_q8(w.type);
+  if (q8 && !xq) throw trueno::ShapeError(strcat("cuda: a ", trueno::quant_info(w.type).name, " matrix with ", w.cols,
+                                                 " columns (not a multiple of 256)"));
+  if (q8 && !x_is_quantized) cu::quantize_q8_k(ctx_, x.ptr(), *xq), x_is_quantized = true;
+  cu::gemv(ctx_, w.type, w.data.ptr(), w.rows, w.cols, x.ptr(), q8 ? &*xq : nullptr, y.ptr(), w.type == QuantType::F16);
+}
+
+void CudaSequence::step(std::int32_t token, float* logits_out) {
+  const Matrix& e = m_.token_embd;
+  const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols), d = c_.n_embd;
+  trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(token) * rb, rb), e.cols), embed_row_);
+  ctx_.synchronize();  // the previous token's kernels may still read x
+  x_.upload(embed_row_.data(), d * 4);
+  const int pos = static_cast<int>(pos_), group = static_cast<int>(c_.n_head / c_.n_head_kv);
+  for (std::size_t l = 0; l < c_.n_layer; ++l) {
+    const DeviceLayer& w = layers_[l];
+    cu::rmsnorm(ctx_, x_.ptr(), w.attn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
+    bool quantized = false;
+    linear(w.wq, xn_, xq_embd_, quantized, q_);
+    linear(w.wk, xn_, xq_embd_, quantized, k_);
+    linear(w.wv, xn_, xq_embd_, quantized, v_);
+    if (w.bq.bytes() != 0) cu::add_inplace(ctx_, q_.ptr(), w.bq.ptr(), w.bq.bytes() / 4);
+    if (w.bk.bytes() != 0) cu::add_inplace(ctx_, k_.ptr(), w.bk.ptr(), w.bk.bytes() / 4);
+    if (w.bv.bytes() != 0) cu::add_inplace(ctx_, v_.ptr(), w.bv.ptr(), w.bv.bytes() / 4);
+    cu::rope(ctx_, q_.ptr(), static_cast<int>(c_.n_head), pos, rope_);
+    cu::rope(ctx_, k_.ptr(), static_cast<int>(c_.n_head_kv), pos, rope_);
+    const std::size_t layer_off = l * n_ctx_ * kv_row_ * sizeof(std::uint16_t);
+    cu::kv_append(ctx_, k_.ptr(), v_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, pos, static_cast<int>(kv_row_));
+    cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos + 1,
+                         static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
+    quantized = false;
+    linear(w.wo, att_, xq_embd_, quantized, proj_);
+    cu::add_inplace(ctx_, x_.ptr(), proj_.ptr(), d);
+
+    cu::rmsnorm(ctx_, x_.ptr(), w.ffn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
+    quantized = false;
+    linear(w.gate, xn_, xq_embd_, quantized, gate_);
+    linear(w.up, xn_, xq_embd_, quantized, up_);
+    cu::swiglu(ctx_, gate_.ptr(), up_.ptr(), c_.n_ff);
+    quantized = false;
+    linear(w.down, gate_, xq_ff_, quantized, proj_);
+    cu::add_inplace(ctx_, x_.ptr(), proj_.ptr(), d);
+  }
+  if (logits_out != nullptr) {
+    cu::rmsnorm(ctx_, x_.ptr(), output_norm_.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
+    bool quantized = false;
+    linear(output_, xn_, xq_embd_, quantized, logits_dev_);
+    ctx_.synchronize();
+    logits_dev_.download(logits_out, std::size_t{c_.n_vocab} * 4);
+  }
+  ++pos_;
+}
+
+void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+  const std::size_t T = tokens.size(), V = c_.n_vocab;
+  if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
+  if (pos_ + T > n_ctx_)
+    throw trueno::InvalidArgument(strcat("forward: ", pos_, " + ", T, " tokens exceed the context size ", n_ctx_));
+  for (const auto id : tokens)
+    if (id < 0 || static_cast<std::uint32_t>(id) >= c_.n_vocab)
+      throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
+  logits_.resize((all_logits ? T : 1) * V);
+  cu::Context::get().make_current();
+  for (std::size_t t = 0; t < T; ++t) {
+    float* out = all_logits ? logits_.data() + t * V : (t + 1 == T ? logits_.data() : nullptr);
+    step(tokens[t], out);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx) { return std::make_unique<CudaSequence>(m, n_ctx); }
+
+}  // namespace realizar
