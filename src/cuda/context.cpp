@@ -145,3 +145,42 @@ void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) co
 }
 
 }  // namespace trueno::cuda
+
+namespace trueno::cuda {
+
+PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
+  const Context& c = Context::get();
+  c.make_current();
+  check(c.driver().mem_alloc_host(&p_, bytes), strcat("cuMemAllocHost(", bytes, " bytes)").c_str());
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (p_ != nullptr) Context::get().driver().mem_free_host(p_);
+}
+
+PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
+  if (this != &o) {
+    if (p_ != nullptr) Context::get().driver().mem_free_host(p_);
+    p_ = o.p_, bytes_ = o.bytes_;
+    o.p_ = nullptr, o.bytes_ = 0;
+  }
+  return *this;
+}
+
+Graph::~Graph() {
+  if (exec_ != nullptr) Context::get().driver().graph_exec_destroy(exec_);
+  if (graph_ != nullptr) Context::get().driver().graph_destroy(graph_);
+}
+
+void Graph::begin(Context& c) {
+  check(c.driver().stream_begin_capture(c.stream(), api::kStreamCaptureModeThreadLocal), "cuStreamBeginCapture");
+}
+
+void Graph::end(Context& c) {
+  check(c.driver().stream_end_capture(c.stream(), &graph_), "cuStreamEndCapture");
+  check(c.driver().graph_instantiate(&exec_, graph_, 0), "cuGraphInstantiateWithFlags");
+}
+
+void Graph::launch(Context& c) const { check(c.driver().graph_launch(exec_, c.stream()), "cuGraphLaunch"); }
+
+}  // namespace trueno::cuda

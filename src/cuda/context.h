@@ -48,6 +48,45 @@ class DeviceBuffer {
   std::size_t bytes_ = 0;
 };
 
+class Context;
+
+// Page-locked host memory (cuMemAllocHost), for asynchronous copies to the device.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t bytes);
+  ~PinnedBuffer();
+  PinnedBuffer(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept;
+  void* data() const { return p_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// A CUDA graph captured from the context's stream: capture() records the launches fn makes, launch()
+// replays them on the stream (one call instead of one per kernel).
+class Graph {
+ public:
+  Graph() = default;
+  ~Graph();
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  template <class Fn>
+  void capture(Context& c, Fn&& fn);
+  void launch(Context& c) const;
+  bool ready() const { return exec_ != nullptr; }
+
+ private:
+  void begin(Context& c);
+  void end(Context& c);
+  api::CUgraph graph_ = nullptr;
+  api::CUgraphExec exec_ = nullptr;
+};
+
 class Context {
  public:
   // The process's context on device 0; throws BackendUnavailable with the reason when there is none.
@@ -72,6 +111,20 @@ class Context {
   std::mutex mu_;
   std::map<std::string, api::CUmodule, std::less<>> modules_;
 };
+
+template <class Fn>
+void Graph::capture(Context& c, Fn&& fn) {
+  begin(c);
+  try {
+    fn();
+  } catch (...) {
+    api::CUgraph g = nullptr;
+    c.driver().stream_end_capture(c.stream(), &g);
+    if (g != nullptr) c.driver().graph_destroy(g);
+    throw;
+  }
+  end(c);
+}
 
 // Launches f on the context's stream (grid and block as x, y; params as for cuLaunchKernel).
 void launch(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,

@@ -323,8 +323,8 @@ TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
           p[a] = x0 * cs - x1 * sn, p[b] = x0 * sn + x1 * cs;
         }
       }
-      DeviceBuffer dv = to_device(v), df = to_device(freqs);
-      rope(c, dv.ptr(), sh.heads, pos, RopeParams{sh.hd, sh.rope_dim, ts, sh.freqs ? df.ptr() : 0, sh.neox});
+      DeviceBuffer dv = to_device(v), df = to_device(freqs), dpos = to_device(&pos, sizeof pos);
+      rope(c, dv.ptr(), sh.heads, dpos.ptr(), RopeParams{sh.hd, sh.rope_dim, ts, sh.freqs ? df.ptr() : 0, sh.neox});
       expect_contract("rope", from_device(dv, n), want, std::to_string(sh.heads) + "x" + std::to_string(sh.hd) + " pos " + std::to_string(pos));
     }
   }
@@ -335,7 +335,8 @@ TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
   DeviceBuffer kc(slots * n * 2), vc(slots * n * 2);
   check(c.driver().memset_d8_async(kc.ptr(), 0, kc.bytes(), c.stream()), "memset");
   check(c.driver().memset_d8_async(vc.ptr(), 0, vc.bytes(), c.stream()), "memset");
-  kv_append(c, dk.ptr(), dv.ptr(), kc.ptr(), vc.ptr(), pos, n);
+  DeviceBuffer dpos = to_device(&pos, sizeof pos);
+  kv_append(c, dk.ptr(), dv.ptr(), kc.ptr(), vc.ptr(), dpos.ptr(), n);
   c.synchronize();
   std::vector<std::uint16_t> gk(slots * n), gv(slots * n), wk(n), wv(n);
   kc.download(gk.data(), kc.bytes());
@@ -390,7 +391,9 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
     }
     DeviceBuffer dq = to_device(q), dk = to_device(kc), dv = to_device(vc);
     DeviceBuffer out(q.size() * 4);
-    attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), sh.n, sh.n_head, sh.hd, group, kv_row);
+    const int last = sh.n - 1;
+    DeviceBuffer dpos = to_device(&last, sizeof last);
+    attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), dpos.ptr(), sh.n + 7, sh.n_head, sh.hd, group, kv_row);
     expect_contract("attention_decode", from_device(out, q.size()), want,
                     std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions");
   }

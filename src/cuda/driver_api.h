@@ -19,6 +19,10 @@ struct CUstream_st;
 using CUstream = CUstream_st*;
 struct CUevent_st;
 using CUevent = CUevent_st*;
+struct CUgraph_st;
+using CUgraph = CUgraph_st*;
+struct CUgraphExec_st;
+using CUgraphExec = CUgraphExec_st*;
 
 constexpr CUresult kSuccess = 0;
 constexpr CUresult kErrorOutOfMemory = 2;
@@ -32,6 +36,7 @@ constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 
 constexpr unsigned kStreamNonBlocking = 1;
+constexpr int kStreamCaptureModeThreadLocal = 1;
 constexpr unsigned kEventDefault = 0;
 
 using nvrtcResult = int;
@@ -75,6 +80,13 @@ using nvrtcProgram = _nvrtcProgram*;
   X(CUresult, event_record, "cuEventRecord", (CUevent ev, CUstream stream))                                   \
   X(CUresult, event_synchronize, "cuEventSynchronize", (CUevent ev))                                          \
   X(CUresult, event_elapsed, "cuEventElapsedTime_v2|cuEventElapsedTime", (float* ms, CUevent start, CUevent end))                   \
+  X(CUresult, memcpy_htod_async, "cuMemcpyHtoDAsync_v2", (CUdeviceptr dst, const void* src, std::size_t bytes, CUstream s)) \
+  X(CUresult, stream_begin_capture, "cuStreamBeginCapture_v2", (CUstream stream, int mode))                   \
+  X(CUresult, stream_end_capture, "cuStreamEndCapture", (CUstream stream, CUgraph * graph))                   \
+  X(CUresult, graph_instantiate, "cuGraphInstantiateWithFlags", (CUgraphExec * exec, CUgraph graph, unsigned long long flags)) \
+  X(CUresult, graph_launch, "cuGraphLaunch", (CUgraphExec exec, CUstream stream))                             \
+  X(CUresult, graph_exec_destroy, "cuGraphExecDestroy", (CUgraphExec exec))                                   \
+  X(CUresult, graph_destroy, "cuGraphDestroy", (CUgraph graph))                                               \
   X(CUresult, error_name, "cuGetErrorName", (CUresult r, const char** s))                                     \
   X(CUresult, error_string, "cuGetErrorString", (CUresult r, const char** s))
 

@@ -9,8 +9,8 @@
 namespace trueno::cuda {
 
 // The handle types, for the entry-point tables below.
-using api::CUcontext, api::CUdevice, api::CUdeviceptr, api::CUevent, api::CUfunction, api::CUmodule, api::CUresult,
-    api::CUstream, api::nvrtcProgram, api::nvrtcResult;
+using api::CUcontext, api::CUdevice, api::CUdeviceptr, api::CUevent, api::CUfunction, api::CUgraph, api::CUgraphExec,
+    api::CUmodule, api::CUresult, api::CUstream, api::nvrtcProgram, api::nvrtcResult;
 
 // A CUDA or NVRTC call failed; the message names the call, the error code's name and its description.
 class CudaError : public Error {

@@ -6,7 +6,19 @@
 //   logits = Wout rmsnorm(x)
 // Weights are uploaded once, quantized as in the file; activations for the quantized types are
 // quantized to Q8_K once per input vector and shared by the matrices that read it.
+//
+// Note [Decode graph]
+// A token's ~15 launches per layer cost more on the host (~6 us each in the device VM) than the GPU
+// needs for them, so after a first eager step the launches are captured once into a CUDA graph and
+// replayed per token: the kernels read the position from device memory and attention sizes its
+// shared memory for the whole context, so the same graph is right at every position. Per token the
+// host copies the embedding row and the position (pinned memory, on the stream) and launches the graph.
+// Two graphs: with and without the LM head (prompt tokens whose logits nobody reads skip it).
+// REALIZAR_CUDA_GRAPHS=0 launches every kernel eagerly instead (for comparison).
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
 
 #include "cuda/context.h"
 #include "cuda/ops/gemv.h"
@@ -68,18 +80,37 @@ class CudaSequence final : public Sequence {
   cu::DeviceBuffer output_norm_, rope_freqs_, k_cache_, v_cache_;
   cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, proj_, gate_, up_, logits_dev_;
   std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
-  std::vector<float> embed_row_, logits_;
+  cu::DeviceBuffer pos_dev_;                            // int: the position being computed
+  cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
+  std::vector<float> logits_;
   cu::RopeParams rope_{};
+  bool use_graphs_;
+  bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
+  cu::Graph graphs_[2];
 
   // y = W x, quantizing x into xq first when W's type reads Q8_K (x_is_quantized: already done).
   void linear(const DeviceMatrix& w, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq, bool& x_is_quantized,
               const cu::DeviceBuffer& y);
+  void enqueue(bool logits);
   void step(std::int32_t token, float* logits_out);
 };
 
+bool graphs_enabled() {
+  const char* e = std::getenv("REALIZAR_CUDA_GRAPHS");
+  return e == nullptr || std::string_view(e) != "0";
+}
+
 CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
-    : m_(m), c_(m.config()), ctx_(cu::Context::get()), n_ctx_(n_ctx), kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim) {
+    : m_(m),
+      c_(m.config()),
+      ctx_(cu::Context::get()),
+      n_ctx_(n_ctx),
+      kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim),
+      use_graphs_(graphs_enabled()) {
   if (n_ctx == 0) throw trueno::InvalidArgument("session: context size must be at least 1");
+  if (n_ctx > static_cast<std::size_t>(cu::kMaxAttentionPositions))
+    throw trueno::InvalidArgument(strcat("cuda: a context of ", n_ctx, " positions exceeds the ", cu::kMaxAttentionPositions,
+                                         " the decode attention kernel supports yet"));
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& w = m.layers[l];
     const std::string p = strcat("blk.", l, ".");
@@ -100,7 +131,8 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
   logits_dev_ = cu::DeviceBuffer(std::size_t{c_.n_vocab} * 4);
   if (d % 256 == 0 && qd == d) xq_embd_.emplace(d);
   if (c_.n_ff % 256 == 0) xq_ff_.emplace(c_.n_ff);
-  embed_row_.resize(d);
+  pos_dev_ = cu::DeviceBuffer(sizeof(int));
+  staging_ = cu::PinnedBuffer(d * sizeof(float) + sizeof(int));
   rope_ = {static_cast<int>(c_.head_dim), static_cast<int>(c_.rope_dim),
            std::pow(c_.rope_base, -2.0f / static_cast<float>(c_.rope_dim)), m.rope_freqs.empty() ? 0 : rope_freqs_.ptr(),
            c_.rope_neox};
@@ -115,13 +147,9 @@ void CudaSequence::linear(const DeviceMatrix& w, const cu::DeviceBuffer& x, std:
   cu::gemv(ctx_, w.type, w.data.ptr(), w.rows, w.cols, x.ptr(), q8 ? &*xq : nullptr, y.ptr(), w.type == QuantType::F16);
 }
 
-void CudaSequence::step(std::int32_t token, float* logits_out) {
-  const Matrix& e = m_.token_embd;
-  const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols), d = c_.n_embd;
-  trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(token) * rb, rb), e.cols), embed_row_);
-  ctx_.synchronize();  // the previous token's kernels may still read x
-  x_.upload(embed_row_.data(), d * 4);
-  const int pos = static_cast<int>(pos_), group = static_cast<int>(c_.n_head / c_.n_head_kv);
+void CudaSequence::enqueue(bool logits) {
+  const std::size_t d = c_.n_embd;
+  const int group = static_cast<int>(c_.n_head / c_.n_head_kv);
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = layers_[l];
     cu::rmsnorm(ctx_, x_.ptr(), w.attn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
@@ -132,12 +160,14 @@ void CudaSequence::step(std::int32_t token, float* logits_out) {
     if (w.bq.bytes() != 0) cu::add_inplace(ctx_, q_.ptr(), w.bq.ptr(), w.bq.bytes() / 4);
     if (w.bk.bytes() != 0) cu::add_inplace(ctx_, k_.ptr(), w.bk.ptr(), w.bk.bytes() / 4);
     if (w.bv.bytes() != 0) cu::add_inplace(ctx_, v_.ptr(), w.bv.ptr(), w.bv.bytes() / 4);
-    cu::rope(ctx_, q_.ptr(), static_cast<int>(c_.n_head), pos, rope_);
-    cu::rope(ctx_, k_.ptr(), static_cast<int>(c_.n_head_kv), pos, rope_);
+    cu::rope(ctx_, q_.ptr(), static_cast<int>(c_.n_head), pos_dev_.ptr(), rope_);
+    cu::rope(ctx_, k_.ptr(), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(), rope_);
     const std::size_t layer_off = l * n_ctx_ * kv_row_ * sizeof(std::uint16_t);
-    cu::kv_append(ctx_, k_.ptr(), v_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, pos, static_cast<int>(kv_row_));
-    cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos + 1,
-                         static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
+    cu::kv_append(ctx_, k_.ptr(), v_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, pos_dev_.ptr(),
+                  static_cast<int>(kv_row_));
+    cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
+                         static_cast<int>(n_ctx_), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group,
+                         static_cast<int>(kv_row_));
     quantized = false;
     linear(w.wo, att_, xq_embd_, quantized, proj_);
     cu::add_inplace(ctx_, x_.ptr(), proj_.ptr(), d);
@@ -151,10 +181,35 @@ void CudaSequence::step(std::int32_t token, float* logits_out) {
     linear(w.down, gate_, xq_ff_, quantized, proj_);
     cu::add_inplace(ctx_, x_.ptr(), proj_.ptr(), d);
   }
-  if (logits_out != nullptr) {
+  if (logits) {
     cu::rmsnorm(ctx_, x_.ptr(), output_norm_.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
     bool quantized = false;
     linear(output_, xn_, xq_embd_, quantized, logits_dev_);
+  }
+}
+
+void CudaSequence::step(std::int32_t token, float* logits_out) {
+  const Matrix& e = m_.token_embd;
+  const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols), d = c_.n_embd;
+  ctx_.synchronize();  // the previous token's copies have read the staging buffer
+  auto* row = static_cast<float*>(staging_.data());
+  trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(token) * rb, rb), e.cols),
+                     std::span(row, d));
+  const int pos = static_cast<int>(pos_);
+  std::memcpy(row + d, &pos, sizeof pos);
+  const cu::Driver& drv = ctx_.driver();
+  cu::check(drv.memcpy_htod_async(x_.ptr(), row, d * sizeof(float), ctx_.stream()), "cuMemcpyHtoDAsync(embedding)");
+  cu::check(drv.memcpy_htod_async(pos_dev_.ptr(), row + d, sizeof pos, ctx_.stream()), "cuMemcpyHtoDAsync(position)");
+  const bool want = logits_out != nullptr;
+  if (use_graphs_ && warmed_[want]) {  // Note [Decode graph]
+    cu::Graph& g = graphs_[want];
+    if (!g.ready()) g.capture(ctx_, [&] { enqueue(want); });
+    g.launch(ctx_);
+  } else {
+    enqueue(want);
+    warmed_[want] = true;
+  }
+  if (want) {
     ctx_.synchronize();
     logits_dev_.download(logits_out, std::size_t{c_.n_vocab} * 4);
   }

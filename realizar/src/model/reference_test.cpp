@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -72,6 +73,31 @@ TEST(CudaGpuReference, Stories260KGreedyTextMatches) {
   std::string why;
   if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
   check_greedy_text([](const Model& m, std::size_t n) { return make_cuda_sequence(m, n); });
+}
+
+// The decode graph (Note [Decode graph], forward_cuda.cpp) replays exactly the eager launches.
+TEST(CudaGpuReference, GraphReplayEqualsEagerLaunches) {
+  std::string why;
+  if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  for (const char* model_name : {"stories260K.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"}) {
+    const auto file = gguf::File::open(test::testdata_dir() + "/models/" + model_name);
+    const Model model(file, Config::from_gguf(file));
+    std::vector<std::int32_t> ids;
+    for (int i = 0; i < 40; ++i) ids.push_back(static_cast<std::int32_t>((i * 37 + 1) % model.config().n_vocab));
+    std::vector<float> logits[2];
+    for (int graphs = 0; graphs < 2; ++graphs) {
+      setenv("REALIZAR_CUDA_GRAPHS", graphs ? "1" : "0", 1);
+      const auto s = make_cuda_sequence(model, ids.size());
+      s->forward(std::span(ids).first(10), true);  // eager first steps, then the graphs
+      std::vector<float> all(s->logits().begin(), s->logits().end());
+      s->forward(std::span(ids).subspan(10, 20));  // no logits: the other graph
+      s->forward(std::span(ids).subspan(30), true);
+      all.insert(all.end(), s->logits().begin(), s->logits().end());
+      logits[graphs] = all;
+    }
+    unsetenv("REALIZAR_CUDA_GRAPHS");
+    EXPECT_EQ(logits[0], logits[1]) << model_name;
+  }
 }
 
 struct Case {

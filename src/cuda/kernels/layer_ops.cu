@@ -15,16 +15,18 @@ extern "C" __global__ void __launch_bounds__(256)
   for (int i = threadIdx.x; i < n; i += blockDim.x) yr[i] = (xr[i] * scale) * w[i];
 }
 
+// Positions come from device memory (*pos), so that one captured CUDA graph serves every decode step.
+//
 // Rotates the first rope_dim values of each of n_heads heads (head size hd) by theta_i = pos *
 // theta_scale^i, the angle built by repeated f32 multiplication as on the CPU, divided by freqs[i] when
 // freqs is not null; pairs (2i, 2i + 1), or (i, i + rope_dim / 2) when neox. One thread per (head, i).
-extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int rope_dim, int pos, float theta_scale,
-                                const float* __restrict__ freqs, int neox) {
+extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int rope_dim, const int* __restrict__ pos,
+                                float theta_scale, const float* __restrict__ freqs, int neox) {
   const int half = rope_dim / 2;
   const int id = blockIdx.x * blockDim.x + threadIdx.x;
   if (id >= n_heads * half) return;
   const int h = id / half, i = id % half;
-  float theta = static_cast<float>(pos);
+  float theta = static_cast<float>(*pos);
   for (int k = 0; k < i; ++k) theta *= theta_scale;
   if (freqs != nullptr) theta /= freqs[i];
   float sn, cs;
@@ -36,21 +38,23 @@ extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int 
   p[b] = x0 * sn + x1 * cs;
 }
 
-// k, v [n] -> f16 at kc[pos * n], vc[pos * n].
+// k, v [n] -> f16 at kc[*pos * n], vc[*pos * n].
 extern "C" __global__ void kv_append(const float* __restrict__ k, const float* __restrict__ v, u16* __restrict__ kc,
-                                     u16* __restrict__ vc, int pos, int n) {
+                                     u16* __restrict__ vc, const int* __restrict__ pos, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  kc[static_cast<u64>(pos) * n + i] = f32_to_f16_bits(k[i]);
-  vc[static_cast<u64>(pos) * n + i] = f32_to_f16_bits(v[i]);
+  kc[static_cast<u64>(*pos) * n + i] = f32_to_f16_bits(k[i]);
+  vc[static_cast<u64>(*pos) * n + i] = f32_to_f16_bits(v[i]);
 }
 
-// out[h] = sum_j softmax_j(q_h . k_j * scale) v_j over positions j < n, for head h = blockIdx.x, KV head
-// h / group; kc, vc are one layer's cache [n_ctx][kv_row]. Scores live in dynamic shared memory (n floats).
+// out[h] = sum_j softmax_j(q_h . k_j * scale) v_j over positions j <= *pos, for head h = blockIdx.x, KV
+// head h / group; kc, vc are one layer's cache [n_ctx][kv_row]. Scores live in dynamic shared memory
+// (sized by the launcher for the longest context).
 extern "C" __global__ void __launch_bounds__(256)
     attention_decode(const float* __restrict__ q, const u16* __restrict__ kc, const u16* __restrict__ vc,
-                     float* __restrict__ out, int n, int hd, int group, int kv_row, float scale) {
+                     float* __restrict__ out, const int* __restrict__ pos, int hd, int group, int kv_row, float scale) {
   extern __shared__ float s[];
+  const int n = *pos + 1;
   __shared__ float qh[256];
   const int h = blockIdx.x, kvh = h / group;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);

@@ -12,10 +12,6 @@ api::CUfunction fn(Context& c, const char* name) { return c.function("layer_ops"
 
 unsigned blocks(std::size_t n, unsigned per) { return static_cast<unsigned>((n + per - 1) / per); }
 
-// Attention scores live in shared memory, n floats per head block, within the 48 KB a block gets
-// without opting in to more. Longer contexts need the split-sequence kernel, not written yet.
-constexpr int kMaxAttentionPositions = 8 * 1024;
-
 }  // namespace
 
 void rmsnorm(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr out, std::size_t rows, std::size_t n) {
@@ -25,7 +21,7 @@ void rmsnorm(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api:
   launch(c, f, static_cast<unsigned>(rows), 1, 256, 1, params);
 }
 
-void rope(Context& c, api::CUdeviceptr v, int n_heads, int pos, const RopeParams& p) {
+void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, const RopeParams& p) {
   static api::CUfunction f = fn(c, "rope");
   int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0;
   float ts = p.theta_scale;
@@ -34,22 +30,25 @@ void rope(Context& c, api::CUdeviceptr v, int n_heads, int pos, const RopeParams
   launch(c, f, blocks(static_cast<std::size_t>(n_heads) * (rd / 2), 128), 1, 128, 1, params);
 }
 
-void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, int pos, int n) {
+void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache,
+               api::CUdeviceptr pos, int n) {
   static api::CUfunction f = fn(c, "kv_append");
   void* params[] = {&k, &v, &k_cache, &v_cache, &pos, &n};
   launch(c, f, blocks(static_cast<std::size_t>(n), 256), 1, 256, 1, params);
 }
 
+// Scores live in shared memory, n_ctx floats per head block, within the 48 KB a block gets without
+// opting in to more. Longer contexts need the split-sequence kernel, not written yet.
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      int n, int n_head, int hd, int group, int kv_row) {
-  if (n > kMaxAttentionPositions)
-    throw InvalidArgument(strcat("cuda attention_decode: ", n, " positions exceed the ", kMaxAttentionPositions,
+                      api::CUdeviceptr pos, int n_ctx, int n_head, int hd, int group, int kv_row) {
+  if (n_ctx > kMaxAttentionPositions)
+    throw InvalidArgument(strcat("cuda attention_decode: a context of ", n_ctx, " positions exceeds the ", kMaxAttentionPositions,
                                  " this kernel keeps in shared memory"));
   if (hd > 256) throw InvalidArgument(strcat("cuda attention_decode: head size ", hd, " > 256"));
   static api::CUfunction f = fn(c, "attention_decode");
   float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  void* params[] = {&q, &k_cache, &v_cache, &out, &n, &hd, &group, &kv_row, &scale};
-  launch(c, f, static_cast<unsigned>(n_head), 1, 256, 1, params, static_cast<unsigned>(n) * 4);
+  void* params[] = {&q, &k_cache, &v_cache, &out, &pos, &hd, &group, &kv_row, &scale};
+  launch(c, f, static_cast<unsigned>(n_head), 1, 256, 1, params, static_cast<unsigned>(n_ctx) * 4);
 }
 
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n) {

@@ -16,16 +16,23 @@ struct RopeParams {
   api::CUdeviceptr freqs;  // [rope_dim / 2] or 0
   bool neox;
 };
-// Rotates v[n_heads][head_dim] in place for position pos.
-void rope(Context& c, api::CUdeviceptr v, int n_heads, int pos, const RopeParams& p);
+// The position is an int in device memory (pos), read by the kernels when they run: one captured CUDA
+// graph then serves every decode step.
 
-// k, v [n] -> f16 k_cache[pos][n], v_cache[pos][n].
-void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, int pos, int n);
+// Rotates v[n_heads][head_dim] in place for position *pos.
+void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, const RopeParams& p);
 
-// out[n_head][hd] = attention of q[n_head][hd] over positions [0, n) of one layer's f16 cache
-// [n_ctx][kv_row]; head h reads KV head h / group.
+// k, v [n] -> f16 k_cache[*pos][n], v_cache[*pos][n].
+void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache,
+               api::CUdeviceptr pos, int n);
+
+// The most positions attention_decode attends over (its scores live in shared memory).
+constexpr int kMaxAttentionPositions = 8 * 1024;
+
+// out[n_head][hd] = attention of q[n_head][hd] over positions [0, *pos] of one layer's f16 cache
+// [n_ctx][kv_row] (n_ctx <= kMaxAttentionPositions); head h reads KV head h / group.
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      int n, int n_head, int hd, int group, int kv_row);
+                      api::CUdeviceptr pos, int n_ctx, int n_head, int hd, int group, int kv_row);
 
 // g[n] = silu(g) * u.
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n);
