@@ -268,6 +268,45 @@ TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   }
 }
 
+// Three matrices of one type in one launch, accumulating into y: each y_i = y0_i + W_i x.
+TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 5);
+  for (QuantType type : {QuantType::Q4_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::F32, QuantType::F16}) {
+    const std::string op = type == QuantType::F32 ? "gemv_f32" : type == QuantType::F16 ? "gemv_f16" : "gemv_" + std::string(quant_info(type).name);
+    const std::size_t cols = 512, rows[3] = {64, 17, 130};
+    const auto x = random_vector(cols, rng);
+    DeviceBuffer dx = to_device(x);
+    std::optional<Q8Activations> q;
+    if (gemv_takes_q8(type)) {
+      q.emplace(cols);
+      quantize_q8_k(c, dx.ptr(), *q);
+    }
+    std::vector<DeviceBuffer> dw, dy;
+    std::vector<std::vector<float>> want;
+    std::vector<GemvTarget> targets;
+    for (std::size_t m = 0; m < 3; ++m) {
+      const auto wf = random_vector(rows[m] * cols, rng, 0.05f);
+      const std::size_t rb = quant_row_bytes(type, cols);
+      std::vector<std::byte> w(rows[m] * rb);
+      for (std::size_t r = 0; r < rows[m]; ++r)
+        quantize(type, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));
+      const auto y0 = random_vector(rows[m], rng);
+      std::vector<float> wx(rows[m]), expect(rows[m]);
+      quant_matvec(type, w, rows[m], cols, x, wx);
+      ops::add(y0, wx, expect);
+      want.push_back(expect);
+      dw.push_back(to_device(w));
+      dy.push_back(to_device(y0));
+      targets.push_back({dw.back().ptr(), rows[m], dy.back().ptr()});
+    }
+    gemv_multi(c, type, targets, cols, dx.ptr(), q ? &*q : nullptr, false, true);
+    for (std::size_t m = 0; m < 3; ++m)
+      expect_contract(op, from_device(dy[m], rows[m]), want[m], "matrix " + std::to_string(m) + " of 3, accumulate");
+  }
+}
+
 TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = Context::get();

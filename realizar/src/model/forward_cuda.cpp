@@ -78,7 +78,7 @@ class CudaSequence final : public Sequence {
   std::vector<DeviceLayer> layers_;
   DeviceMatrix output_;
   cu::DeviceBuffer output_norm_, rope_freqs_, k_cache_, v_cache_;
-  cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, proj_, gate_, up_, logits_dev_;
+  cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, gate_, up_, logits_dev_;
   std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
   cu::DeviceBuffer pos_dev_;                            // int: the position being computed
   cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
@@ -88,9 +88,14 @@ class CudaSequence final : public Sequence {
   bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
   cu::Graph graphs_[2];
 
-  // y = W x, quantizing x into xq first when W's type reads Q8_K (x_is_quantized: already done).
-  void linear(const DeviceMatrix& w, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq, bool& x_is_quantized,
-              const cu::DeviceBuffer& y);
+  struct Product {
+    const DeviceMatrix* w;
+    const cu::DeviceBuffer* y;
+  };
+  // y_i = W_i x (y_i += W_i x with accumulate) for matrices reading the same x, x quantized to Q8_K once
+  // when a type needs it; matrices of one type in a row share a launch (q, k, v; gate, up).
+  void linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
+              bool accumulate = false);
   void enqueue(bool logits);
   void step(std::int32_t token, float* logits_out);
 };
@@ -127,7 +132,7 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
   const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim;
   x_ = cu::DeviceBuffer(d * 4), xn_ = cu::DeviceBuffer(d * 4), q_ = cu::DeviceBuffer(qd * 4);
   k_ = cu::DeviceBuffer(kv_row_ * 4), v_ = cu::DeviceBuffer(kv_row_ * 4), att_ = cu::DeviceBuffer(qd * 4);
-  proj_ = cu::DeviceBuffer(d * 4), gate_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4), up_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4);
+  gate_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4), up_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4);
   logits_dev_ = cu::DeviceBuffer(std::size_t{c_.n_vocab} * 4);
   if (d % 256 == 0 && qd == d) xq_embd_.emplace(d);
   if (c_.n_ff % 256 == 0) xq_ff_.emplace(c_.n_ff);
@@ -138,13 +143,27 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
            c_.rope_neox};
 }
 
-void CudaSequence::linear(const DeviceMatrix& w, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
-                          bool& x_is_quantized, const cu::DeviceBuffer& y) {
-  const bool q8 = cu::gemv_takes_q8(w.type);
-  if (q8 && !xq) throw trueno::ShapeError(strcat("cuda: a ", trueno::quant_info(w.type).name, " matrix with ", w.cols,
-                                                 " columns (not a multiple of 256)"));
-  if (q8 && !x_is_quantized) cu::quantize_q8_k(ctx_, x.ptr(), *xq), x_is_quantized = true;
-  cu::gemv(ctx_, w.type, w.data.ptr(), w.rows, w.cols, x.ptr(), q8 ? &*xq : nullptr, y.ptr(), w.type == QuantType::F16);
+void CudaSequence::linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x,
+                          std::optional<cu::Q8Activations>& xq, bool accumulate) {
+  bool quantized = false;
+  std::vector<cu::GemvTarget> run;
+  const DeviceMatrix* first = nullptr;
+  const auto flush = [&] {
+    if (run.empty()) return;
+    const bool q8 = cu::gemv_takes_q8(first->type);
+    if (q8 && !xq)
+      throw trueno::ShapeError(strcat("cuda: a ", trueno::quant_info(first->type).name, " matrix with ", first->cols,
+                                      " columns (not a multiple of 256)"));
+    if (q8 && !quantized) cu::quantize_q8_k(ctx_, x.ptr(), *xq), quantized = true;
+    cu::gemv_multi(ctx_, first->type, run, first->cols, x.ptr(), q8 ? &*xq : nullptr, first->type == QuantType::F16, accumulate);
+    run.clear();
+  };
+  for (const Product& p : products) {
+    if (!run.empty() && (p.w->type != first->type || p.w->cols != first->cols || run.size() == 3)) flush();
+    if (run.empty()) first = p.w;
+    run.push_back({p.w->data.ptr(), p.w->rows, p.y->ptr()});
+  }
+  flush();
 }
 
 void CudaSequence::enqueue(bool logits) {
@@ -153,10 +172,7 @@ void CudaSequence::enqueue(bool logits) {
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = layers_[l];
     cu::rmsnorm(ctx_, x_.ptr(), w.attn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
-    bool quantized = false;
-    linear(w.wq, xn_, xq_embd_, quantized, q_);
-    linear(w.wk, xn_, xq_embd_, quantized, k_);
-    linear(w.wv, xn_, xq_embd_, quantized, v_);
+    linear({{&w.wq, &q_}, {&w.wk, &k_}, {&w.wv, &v_}}, xn_, xq_embd_);
     if (w.bq.bytes() != 0) cu::add_inplace(ctx_, q_.ptr(), w.bq.ptr(), w.bq.bytes() / 4);
     if (w.bk.bytes() != 0) cu::add_inplace(ctx_, k_.ptr(), w.bk.ptr(), w.bk.bytes() / 4);
     if (w.bv.bytes() != 0) cu::add_inplace(ctx_, v_.ptr(), w.bv.ptr(), w.bv.bytes() / 4);
@@ -168,23 +184,16 @@ void CudaSequence::enqueue(bool logits) {
     cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
                          static_cast<int>(n_ctx_), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group,
                          static_cast<int>(kv_row_));
-    quantized = false;
-    linear(w.wo, att_, xq_embd_, quantized, proj_);
-    cu::add_inplace(ctx_, x_.ptr(), proj_.ptr(), d);
+    linear({{&w.wo, &x_}}, att_, xq_embd_, /*accumulate=*/true);  // the residual: x += Wo att
 
     cu::rmsnorm(ctx_, x_.ptr(), w.ffn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
-    quantized = false;
-    linear(w.gate, xn_, xq_embd_, quantized, gate_);
-    linear(w.up, xn_, xq_embd_, quantized, up_);
+    linear({{&w.gate, &gate_}, {&w.up, &up_}}, xn_, xq_embd_);
     cu::swiglu(ctx_, gate_.ptr(), up_.ptr(), c_.n_ff);
-    quantized = false;
-    linear(w.down, gate_, xq_ff_, quantized, proj_);
-    cu::add_inplace(ctx_, x_.ptr(), proj_.ptr(), d);
+    linear({{&w.down, &x_}}, gate_, xq_ff_, /*accumulate=*/true);
   }
   if (logits) {
     cu::rmsnorm(ctx_, x_.ptr(), output_norm_.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
-    bool quantized = false;
-    linear(output_, xn_, xq_embd_, quantized, logits_dev_);
+    linear({{&output_, &logits_dev_}}, xn_, xq_embd_);
   }
 }
 

@@ -21,19 +21,21 @@ __device__ __forceinline__ float row_dot(Load load, const float* __restrict__ x,
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
-    gemv_f32(const float* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int rows, int cols) {
+    gemv_f32(GemvTargets t_, const float* __restrict__ x, int cols, int accumulate) {
   const int row = blockIdx.x * kWarps + threadIdx.y;
-  if (row >= rows) return;
-  const float* wr = w + static_cast<u64>(row) * cols;
+  if (row >= t_.rows[blockIdx.y]) return;
+  const float* wr = reinterpret_cast<const float*>(t_.w[blockIdx.y]) + static_cast<u64>(row) * cols;
+  float* y = t_.y[blockIdx.y];
   const float v = row_dot([wr](int i) { return wr[i]; }, x, cols, false);
-  if (threadIdx.x == 0) y[row] = v;
+  if (threadIdx.x == 0) y[row] = accumulate ? y[row] + v : v;
 }
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
-    gemv_f16(const u16* __restrict__ w, const float* __restrict__ x, float* __restrict__ y, int rows, int cols, int round_x) {
+    gemv_f16(GemvTargets t_, const float* __restrict__ x, int cols, int accumulate, int round_x) {
   const int row = blockIdx.x * kWarps + threadIdx.y;
-  if (row >= rows) return;
-  const u16* wr = w + static_cast<u64>(row) * cols;
+  if (row >= t_.rows[blockIdx.y]) return;
+  const u16* wr = reinterpret_cast<const u16*>(t_.w[blockIdx.y]) + static_cast<u64>(row) * cols;
+  float* y = t_.y[blockIdx.y];
   const float v = row_dot([wr](int i) { return f16_to_f32(wr[i]); }, x, cols, round_x != 0);
-  if (threadIdx.x == 0) y[row] = v;
+  if (threadIdx.x == 0) y[row] = accumulate ? y[row] + v : v;
 }

@@ -47,8 +47,11 @@ __device__ __forceinline__ float term(uint4 head, uint4 q, int c, int4 xl, int4 
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
-    gemv_q4_k(const u8* __restrict__ w, const i8* __restrict__ xq, const float* __restrict__ xd,
-              const i16* __restrict__ xbs, float* __restrict__ y, int rows, int nb) {
+    gemv_q4_k(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
+              int nb, int accumulate) {
+  const u8* __restrict__ w = t_.w[blockIdx.y];
+  float* __restrict__ y = t_.y[blockIdx.y];
+  const int rows = t_.rows[blockIdx.y];
   const int row0 = (blockIdx.x * kWarps + threadIdx.y) * kRows;
   if (row0 >= rows) return;
   const int lane = threadIdx.x, t = lane & 7, c = t >> 1, h = t & 1;
@@ -85,6 +88,6 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const float v = warp_sum(acc[r]);
-    if (lane == 0 && row0 + r < rows) y[row0 + r] = v;
+    if (lane == 0 && row0 + r < rows) y[row0 + r] = accumulate ? y[row0 + r] + v : v;
   }
 }

@@ -52,8 +52,10 @@ __device__ __forceinline__ float term(const Lane& L, const int2 x[4], float dx) 
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
-    gemv_q6_k(const u8* __restrict__ w, const i8* __restrict__ xq, const float* __restrict__ xd, float* __restrict__ y,
-              int rows, int nb) {
+    gemv_q6_k(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, int nb, int accumulate) {
+  const u8* __restrict__ w = t_.w[blockIdx.y];
+  float* __restrict__ y = t_.y[blockIdx.y];
+  const int rows = t_.rows[blockIdx.y];
   const int row0 = (blockIdx.x * kWarps + threadIdx.y) * kRows;
   if (row0 >= rows) return;
   const int lane = threadIdx.x, t = lane & 7, hh = t >> 2, u = t & 3;
@@ -75,6 +77,6 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const float v = warp_sum(acc[r]);
-    if (lane == 0 && row0 + r < rows) y[row0 + r] = v;
+    if (lane == 0 && row0 + r < rows) y[row0 + r] = accumulate ? y[row0 + r] + v : v;
   }
 }

@@ -15,8 +15,10 @@ __device__ __forceinline__ u32 load_u32_a2(const u8* p) {
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
-    gemv_q8_0(const u8* __restrict__ w, const i8* __restrict__ xq, const float* __restrict__ xd, float* __restrict__ y,
-              int rows, int nb) {  // nb = cols / 256
+    gemv_q8_0(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, int nb, int accumulate) {  // nb = cols / 256
+  const u8* __restrict__ w = t_.w[blockIdx.y];
+  float* __restrict__ y = t_.y[blockIdx.y];
+  const int rows = t_.rows[blockIdx.y];
   const int row0 = (blockIdx.x * kWarps + threadIdx.y) * kRows;
   if (row0 >= rows) return;
   const int lane = threadIdx.x, blk = lane >> 2, v = lane & 3;
@@ -36,6 +38,6 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const float val = warp_sum(acc[r]);
-    if (lane == 0 && row0 + r < rows) y[row0 + r] = val;
+    if (lane == 0 && row0 + r < rows) y[row0 + r] = accumulate ? y[row0 + r] + val : val;
   }
 }

@@ -54,19 +54,24 @@ extern "C" __global__ void __launch_bounds__(256)
     attention_decode(const float* __restrict__ q, const u16* __restrict__ kc, const u16* __restrict__ vc,
                      float* __restrict__ out, const int* __restrict__ pos, int hd, int group, int kv_row, float scale) {
   extern __shared__ float s[];
-  const int n = *pos + 1;
   __shared__ float qh[256];
+  __shared__ float part[256];
+  const int n = *pos + 1;
   const int h = blockIdx.x, kvh = h / group;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31, n_warps = blockDim.x >> 5;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
   __syncthreads();
-  float mx = -__int_as_float(0x7f800000);
-  for (int j = threadIdx.x; j < n; j += blockDim.x) {
+  // Scores: a warp per position, lanes across the head (coalesced reads of k_j).
+  for (int j = warp; j < n; j += n_warps) {
     const u16* kj = kc + static_cast<u64>(j) * kv_row + kvh * hd;
     float dot = 0.0f;
-    for (int d = 0; d < hd; ++d) dot += f16_to_f32(kj[d]) * qh[d];
-    s[j] = dot * scale;
-    mx = fmaxf(mx, s[j]);
+    for (int d = lane; d < hd; d += 32) dot += f16_to_f32(kj[d]) * qh[d];
+    dot = warp_sum(dot);
+    if (lane == 0) s[j] = dot * scale;
   }
+  __syncthreads();
+  float mx = -__int_as_float(0x7f800000);
+  for (int j = threadIdx.x; j < n; j += blockDim.x) mx = fmaxf(mx, s[j]);
   mx = block_max(mx);
   float sum = 0.0f;
   for (int j = threadIdx.x; j < n; j += blockDim.x) {
@@ -76,11 +81,19 @@ extern "C" __global__ void __launch_bounds__(256)
   sum = block_sum(sum);
   for (int j = threadIdx.x; j < n; j += blockDim.x) s[j] = round_to_f16(s[j] / sum);
   __syncthreads();
-  for (int d = threadIdx.x; d < hd; d += blockDim.x) {
+  // out = s V: thread (g, d) sums positions g, g + G, ... for dimension d; then the G partials.
+  const int groups = max(1, static_cast<int>(blockDim.x) / hd), d = threadIdx.x % hd, g = threadIdx.x / hd;
+  if (g < groups) {
     const u16* vd = vc + kvh * hd + d;
     float acc = 0.0f;
-    for (int j = 0; j < n; ++j) acc += s[j] * f16_to_f32(vd[static_cast<u64>(j) * kv_row]);
-    out[h * hd + d] = acc;
+    for (int j = g; j < n; j += groups) acc += s[j] * f16_to_f32(vd[static_cast<u64>(j) * kv_row]);
+    part[threadIdx.x] = acc;
+  }
+  __syncthreads();
+  for (int dd = threadIdx.x; dd < hd; dd += blockDim.x) {
+    float acc = 0.0f;
+    for (int gg = 0; gg < groups; ++gg) acc += part[gg * hd + dd];
+    out[h * hd + dd] = acc;
   }
 }
 

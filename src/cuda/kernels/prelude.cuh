@@ -64,3 +64,11 @@ __device__ __forceinline__ float block_max(float v) {
   for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+
+// The GEMV kernels take up to three matrices of the same type and width, one per blockIdx.y (q, k and v;
+// gate and up), in one launch, and with accumulate add W x to y (the residual) instead of storing it.
+struct GemvTargets {
+  const u8* w[3];
+  float* y[3];
+  int rows[3];
+};

@@ -1,6 +1,8 @@
 // Launchers for kernels/quantize_q8_k.cu and the gemv_*.cu kernels (gemv.h).
 #include "cuda/ops/gemv.h"
 
+#include <algorithm>
+
 #include "core/strings.h"
 
 namespace trueno::cuda {
@@ -49,17 +51,42 @@ bool gemv_takes_q8(QuantType type) {
 bool gemv_supports(QuantType type) { return gemv_takes_q8(type) || type == QuantType::F16 || type == QuantType::F32; }
 
 void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
-          const Q8Activations* xq, api::CUdeviceptr y, bool round_x) {
-  if (rows == 0) return;
-  int r = static_cast<int>(rows), n = static_cast<int>(cols);
+          const Q8Activations* xq, api::CUdeviceptr y, bool round_x, bool accumulate) {
+  const GemvTarget t{w, rows, y};
+  gemv_multi(c, type, std::span(&t, 1), cols, x, xq, round_x, accumulate);
+}
+
+namespace {
+// The kernels' GemvTargets (kernels/prelude.cuh), passed by value.
+struct KernelTargets {
+  api::CUdeviceptr w[3];
+  api::CUdeviceptr y[3];
+  int rows[3];
+};
+static_assert(sizeof(KernelTargets) == 64);
+}  // namespace
+
+void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
+                const Q8Activations* xq, bool round_x, bool accumulate) {
+  if (targets.empty() || targets.size() > 3)
+    throw InvalidArgument(strcat("cuda gemv: ", targets.size(), " matrices in one launch (1 to 3)"));
+  KernelTargets kt{};
+  std::size_t max_rows = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    kt.w[i] = targets[i].w, kt.y[i] = targets[i].y, kt.rows[i] = static_cast<int>(targets[i].rows);
+    max_rows = std::max(max_rows, targets[i].rows);
+  }
+  if (max_rows == 0) return;
+  const auto ny = static_cast<unsigned>(targets.size());
+  int n = static_cast<int>(cols), acc = accumulate ? 1 : 0;
   switch (type) {
     case QuantType::Q4_K: {
       check_q8("cuda gemv Q4_K", cols, xq);
       static api::CUfunction f = c.function("gemv_q4_k", "gemv_q4_k");
       api::CUdeviceptr q = xq->q.ptr(), d = xq->d.ptr(), bs = xq->bsums.ptr();
       int nb = n / static_cast<int>(kQK);
-      void* params[] = {&w, &q, &d, &bs, &y, &r, &nb};
-      return launch(c, f, grid_for(rows, kQuantRowsPerWarp), 1, 32, kWarps, params);
+      void* params[] = {&kt, &q, &d, &bs, &nb, &acc};
+      return launch(c, f, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, params);
     }
     case QuantType::Q6_K:
     case QuantType::Q8_0: {
@@ -69,19 +96,19 @@ void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std:
       static api::CUfunction f8 = c.function("gemv_q8_0", "gemv_q8_0");
       api::CUdeviceptr q = xq->q.ptr(), d = xq->d.ptr();
       int nb = n / static_cast<int>(kQK);
-      void* params[] = {&w, &q, &d, &y, &r, &nb};
-      return launch(c, q6 ? f6 : f8, grid_for(rows, kQuantRowsPerWarp), 1, 32, kWarps, params);
+      void* params[] = {&kt, &q, &d, &nb, &acc};
+      return launch(c, q6 ? f6 : f8, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, params);
     }
     case QuantType::F32: {
       static api::CUfunction f = c.function("gemv_float", "gemv_f32");
-      void* params[] = {&w, &x, &y, &r, &n};
-      return launch(c, f, grid_for(rows, 1), 1, 32, kWarps, params);
+      void* params[] = {&kt, &x, &n, &acc};
+      return launch(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
     case QuantType::F16: {
       static api::CUfunction f = c.function("gemv_float", "gemv_f16");
       int rx = round_x ? 1 : 0;
-      void* params[] = {&w, &x, &y, &r, &n, &rx};
-      return launch(c, f, grid_for(rows, 1), 1, 32, kWarps, params);
+      void* params[] = {&kt, &x, &n, &acc, &rx};
+      return launch(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
     default:
       throw InvalidArgument(strcat("cuda gemv: weight type ", quant_info(type).name,

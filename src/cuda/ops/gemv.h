@@ -2,6 +2,7 @@
 // asynchronously on the context's stream. Weights stay quantized as in the GGUF file.
 #pragma once
 #include <cstddef>
+#include <span>
 
 #include "cuda/context.h"
 #include "trueno/quant.h"
@@ -27,8 +28,18 @@ bool gemv_takes_q8(QuantType type);
 bool gemv_supports(QuantType type);
 
 // y[rows] = W x for any supported weight type: the quantized types read xq (quantize_q8_k of x), the
-// float types x itself (rounded to f16 first for F16 weights when round_x).
+// float types x itself (rounded to f16 first for F16 weights when round_x). With accumulate, y += W x.
 void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
-          const Q8Activations* xq, api::CUdeviceptr y, bool round_x = false);
+          const Q8Activations* xq, api::CUdeviceptr y, bool round_x = false, bool accumulate = false);
+
+// One matrix of a multi-matrix GEMV.
+struct GemvTarget {
+  api::CUdeviceptr w;
+  std::size_t rows;
+  api::CUdeviceptr y;
+};
+// Up to three matrices of the same type and width times the same x, in one launch (q, k, v; gate, up).
+void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
+                const Q8Activations* xq, bool round_x = false, bool accumulate = false);
 
 }  // namespace trueno::cuda
