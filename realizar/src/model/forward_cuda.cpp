@@ -10,9 +10,10 @@
 // Note [Decode graph]
 // A token's ~15 launches per layer cost more on the host (~6 us each in the device VM) than the GPU
 // needs for them, so after a first eager step the launches are captured once into a CUDA graph and
-// replayed per token: the kernels read the position from device memory and attention sizes its
-// shared memory for the whole context, so the same graph is right at every position. Per token the
+// replayed per token: the kernels read the position from device memory and attention is launched over
+// chunks for the whole context, so the same graph is right at every position. Per token the
 // host copies the embedding row and the position (pinned memory, on the stream) and launches the graph.
+// (Attention's launch covers the whole context; chunks past the position return at once.)
 // Two graphs: with and without the LM head (prompt tokens whose logits nobody reads skip it).
 // REALIZAR_CUDA_GRAPHS=0 launches every kernel eagerly instead (for comparison).
 #include <cmath>
@@ -81,6 +82,7 @@ class CudaSequence final : public Sequence {
   cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, gate_, up_, logits_dev_;
   std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
   cu::DeviceBuffer pos_dev_;                            // int: the position being computed
+  std::optional<cu::AttentionScratch> attention_;
   cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
   std::vector<float> logits_;
   cu::RopeParams rope_{};
@@ -137,6 +139,7 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
   if (d % 256 == 0 && qd == d) xq_embd_.emplace(d);
   if (c_.n_ff % 256 == 0) xq_ff_.emplace(c_.n_ff);
   pos_dev_ = cu::DeviceBuffer(sizeof(int));
+  attention_.emplace(static_cast<int>(n_ctx), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim));
   staging_ = cu::PinnedBuffer(d * sizeof(float) + sizeof(int));
   rope_ = {static_cast<int>(c_.head_dim), static_cast<int>(c_.rope_dim),
            std::pow(c_.rope_base, -2.0f / static_cast<float>(c_.rope_dim)), m.rope_freqs.empty() ? 0 : rope_freqs_.ptr(),
@@ -182,8 +185,7 @@ void CudaSequence::enqueue(bool logits) {
     cu::kv_append(ctx_, k_.ptr(), v_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, pos_dev_.ptr(),
                   static_cast<int>(kv_row_));
     cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
-                         static_cast<int>(n_ctx_), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group,
-                         static_cast<int>(kv_row_));
+                         *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
     linear({{&w.wo, &x_}}, att_, xq_embd_, /*accumulate=*/true);  // the residual: x += Wo att
 
     cu::rmsnorm(ctx_, x_.ptr(), w.ffn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);

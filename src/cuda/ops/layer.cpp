@@ -1,6 +1,7 @@
 // Launchers for kernels/layer_ops.cu (layer.h).
 #include "cuda/ops/layer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/strings.h"
@@ -37,18 +38,33 @@ void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdevice
   launch(c, f, blocks(static_cast<std::size_t>(n), 256), 1, 256, 1, params);
 }
 
-// Scores live in shared memory, n_ctx floats per head block, within the 48 KB a block gets without
-// opting in to more. Longer contexts need the split-sequence kernel, not written yet.
+constexpr int kAttentionChunk = 64;  // as kChunk in kernels/layer_ops.cu
+
+AttentionScratch::AttentionScratch(int n_ctx_, int n_head, int hd)
+    : n_ctx(n_ctx_),
+      n_chunks((n_ctx_ + kAttentionChunk - 1) / kAttentionChunk),
+      scores(static_cast<std::size_t>(n_head) * n_ctx_ * 4),
+      max_sum(static_cast<std::size_t>(n_head) * n_chunks * 2 * 4),
+      partial(static_cast<std::size_t>(n_head) * n_chunks * hd * 4) {
+  if (n_ctx_ < 1 || n_ctx_ > kMaxAttentionPositions)
+    throw InvalidArgument(strcat("cuda attention: a context of ", n_ctx_, " positions is outside [1, ", kMaxAttentionPositions, "]"));
+  if (hd < 1 || hd > 256) throw InvalidArgument(strcat("cuda attention: head size ", hd, " is outside [1, 256]"));
+}
+
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      api::CUdeviceptr pos, int n_ctx, int n_head, int hd, int group, int kv_row) {
-  if (n_ctx > kMaxAttentionPositions)
-    throw InvalidArgument(strcat("cuda attention_decode: a context of ", n_ctx, " positions exceeds the ", kMaxAttentionPositions,
-                                 " this kernel keeps in shared memory"));
-  if (hd > 256) throw InvalidArgument(strcat("cuda attention_decode: head size ", hd, " > 256"));
-  static api::CUfunction f = fn(c, "attention_decode");
+                      api::CUdeviceptr pos, AttentionScratch& a, int n_head, int hd, int group, int kv_row) {
+  static api::CUfunction scores = fn(c, "attention_scores"), weights_v = fn(c, "attention_weights_v"),
+                         combine = fn(c, "attention_combine");
   float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  void* params[] = {&q, &k_cache, &v_cache, &out, &pos, &hd, &group, &kv_row, &scale};
-  launch(c, f, static_cast<unsigned>(n_head), 1, 256, 1, params, static_cast<unsigned>(n_ctx) * 4);
+  int n_ctx = a.n_ctx, max_chunks = a.n_chunks;
+  api::CUdeviceptr s = a.scores.ptr(), ml = a.max_sum.ptr(), o = a.partial.ptr();
+  const auto heads = static_cast<unsigned>(n_head), chunks = static_cast<unsigned>(a.n_chunks);
+  void* p1[] = {&q, &k_cache, &pos, &hd, &group, &kv_row, &scale, &n_ctx, &s, &ml};
+  launch(c, scores, heads, chunks, 256, 1, p1);
+  void* p2[] = {&v_cache, &pos, &hd, &group, &kv_row, &n_ctx, &s, &ml, &o};
+  launch(c, weights_v, heads, chunks, 256, 1, p2);
+  void* p3[] = {&o, &pos, &hd, &max_chunks, &out};
+  launch(c, combine, heads, 1, static_cast<unsigned>(std::min(hd, 256)), 1, p3);
 }
 
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n) {

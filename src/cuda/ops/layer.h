@@ -26,13 +26,21 @@ void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, con
 void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache,
                api::CUdeviceptr pos, int n);
 
-// The most positions attention_decode attends over (its scores live in shared memory).
-constexpr int kMaxAttentionPositions = 8 * 1024;
+// The most positions attention_decode attends over (the chunk maxima of a head are reduced by one block).
+constexpr int kMaxAttentionPositions = 16 * 1024;
+
+// Scratch of attention_decode for a context of n_ctx positions and n_head heads of size hd.
+struct AttentionScratch {
+  AttentionScratch(int n_ctx, int n_head, int hd);
+  int n_ctx, n_chunks;
+  DeviceBuffer scores, max_sum, partial;
+};
 
 // out[n_head][hd] = attention of q[n_head][hd] over positions [0, *pos] of one layer's f16 cache
-// [n_ctx][kv_row] (n_ctx <= kMaxAttentionPositions); head h reads KV head h / group.
+// [scratch.n_ctx][kv_row]; head h reads KV head h / group (kernels/layer_ops.cu: three launches, split
+// over the sequence).
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      api::CUdeviceptr pos, int n_ctx, int n_head, int hd, int group, int kv_row);
+                      api::CUdeviceptr pos, AttentionScratch& scratch, int n_head, int hd, int group, int kv_row);
 
 // g[n] = silu(g) * u.
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n);
