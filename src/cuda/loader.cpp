@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <mutex>
 #include <string_view>
@@ -88,7 +89,8 @@ std::vector<std::string> nvrtc_candidates() {
   if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') dirs.push_back(strcat(home, "/lib64/"));
   dirs.emplace_back("/usr/local/cuda/lib64/");
   for (const auto& d : dirs)
-    for (const char* n : names) v.push_back(d + n);
+    for (const char* n : names)
+      if (std::find(v.begin(), v.end(), d + n) == v.end()) v.push_back(d + n);
   return v;
 }
 
