@@ -395,6 +395,94 @@ TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
   expect_contract("kv_append", got, want, "f16 bits, 4 slots");
 }
 
+// Q8_K blocks of the device buffers equal the CPU quantizer's of `values` (the GPU's own f32 output).
+void expect_q8_of(const std::vector<float>& values, Q8Activations& q, const std::string& what) {
+  const std::size_t n = values.size();
+  std::vector<std::byte> cpu(quant_row_bytes(QuantType::Q8_K, n));
+  quantize(QuantType::Q8_K, values, cpu);
+  Context::get().synchronize();
+  std::vector<std::int8_t> gq(n);
+  std::vector<float> gd(n / 256);
+  std::vector<std::int16_t> gbs(n / 16);
+  q.q.download(gq.data(), n);
+  q.d.download(gd.data(), gd.size() * 4);
+  q.bsums.download(gbs.data(), gbs.size() * 2);
+  std::size_t mismatches = 0;
+  for (std::size_t b = 0; b < n / 256; ++b) {
+    quant::BlockQ8_K blk;
+    std::memcpy(&blk, cpu.data() + b * sizeof blk, sizeof blk);
+    mismatches += std::memcmp(&blk.d, &gd[b], 4) != 0;
+    for (int i = 0; i < 256; ++i) mismatches += blk.qs[i] != gq[b * 256 + i];
+    for (int g = 0; g < 16; ++g) mismatches += blk.bsums[g] != gbs[b * 16 + g];
+  }
+  EXPECT_EQ(mismatches, 0u) << what;
+}
+
+TEST(CudaGpu, FusedLayerOpsMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 6);
+  for (std::size_t n : {256u, 4096u, 14336u}) {
+    const auto x = random_vector(n, rng), w = random_vector(n, rng), u = random_vector(n, rng);
+    {
+      std::vector<float> want(n);
+      ops::rmsnorm(x, w, 1e-5f, want);
+      DeviceBuffer dx = to_device(x), dw = to_device(w);
+      DeviceBuffer xn(n * 4);
+      Q8Activations q(n);
+      rmsnorm_quantize(c, dx.ptr(), dw.ptr(), 1e-5f, xn.ptr(), q);
+      const auto got = from_device(xn, n);
+      expect_contract("rmsnorm_quantize", got, want, std::to_string(n));
+      expect_q8_of(got, q, "rmsnorm_quantize " + std::to_string(n));
+    }
+    {
+      std::vector<float> want(n);
+      ops::swiglu(x, u, want);
+      DeviceBuffer dg = to_device(x), du = to_device(u);
+      Q8Activations q(n);
+      swiglu_quantize(c, dg.ptr(), du.ptr(), q);
+      const auto got = from_device(dg, n);
+      expect_contract("swiglu_quantize", got, want, std::to_string(n));
+      expect_q8_of(got, q, "swiglu_quantize " + std::to_string(n));
+    }
+  }
+  struct Shape { int n_head, n_kv, hd, rope_dim; bool neox; };
+  for (Shape sh : {Shape{8, 4, 8, 8, false}, Shape{32, 8, 128, 128, false}, Shape{14, 2, 64, 64, true}, Shape{4, 2, 64, 32, false}}) {
+    const int pos = 37, slots = 40, kv_row = sh.n_kv * sh.hd;
+    const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng), k = random_vector(kv_row, rng),
+               v = random_vector(kv_row, rng);
+    const float ts = std::pow(10000.0f, -2.0f / static_cast<float>(sh.rope_dim));
+    auto rotate = [&](std::vector<float> t, int heads) {  // the CPU's formula (realizar Session::rope)
+      float theta = static_cast<float>(pos);
+      for (int i = 0; i < sh.rope_dim / 2; ++i, theta *= ts) {
+        const float cs = std::cos(theta), sn = std::sin(theta);
+        for (int h = 0; h < heads; ++h) {
+          float* p = t.data() + h * sh.hd;
+          const int a = sh.neox ? i : 2 * i, b = sh.neox ? i + sh.rope_dim / 2 : 2 * i + 1;
+          const float x0 = p[a], x1 = p[b];
+          p[a] = x0 * cs - x1 * sn, p[b] = x0 * sn + x1 * cs;
+        }
+      }
+      return t;
+    };
+    DeviceBuffer dq = to_device(q), dk = to_device(k), dv = to_device(v), dpos = to_device(&pos, sizeof pos);
+    DeviceBuffer kc(static_cast<std::size_t>(slots) * kv_row * 2), vc(static_cast<std::size_t>(slots) * kv_row * 2);
+    rope_append(c, dq.ptr(), dk.ptr(), dv.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), RopeParams{sh.hd, sh.rope_dim, ts, 0, sh.neox},
+                kc.ptr(), vc.ptr());
+    const std::string what = std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " x " + std::to_string(sh.hd);
+    const auto gq = from_device(dq, q.size()), gk = from_device(dk, k.size());
+    expect_contract("rope_append", gq, rotate(q, sh.n_head), "q " + what);
+    expect_contract("rope_append", gk, rotate(k, sh.n_kv), "k " + what);
+    std::vector<std::uint16_t> ck(kv_row), cv(kv_row), wk(kv_row), wv(kv_row);
+    kc.download(ck.data(), kv_row * 2, static_cast<std::size_t>(pos) * kv_row * 2);
+    vc.download(cv.data(), kv_row * 2, static_cast<std::size_t>(pos) * kv_row * 2);
+    ops::f32_to_f16(gk, wk);
+    ops::f32_to_f16(v, wv);
+    EXPECT_EQ(ck, wk) << "k cache slot " << what;
+    EXPECT_EQ(cv, wv) << "v cache slot " << what;
+  }
+}
+
 TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = Context::get();

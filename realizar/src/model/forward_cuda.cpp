@@ -96,8 +96,9 @@ class CudaSequence final : public Sequence {
   };
   // y_i = W_i x (y_i += W_i x with accumulate) for matrices reading the same x, x quantized to Q8_K once
   // when a type needs it; matrices of one type in a row share a launch (q, k, v; gate, up).
+  // x_quantized: xq already holds Q8_K(x) (a fused kernel wrote it).
   void linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
-              bool accumulate = false);
+              bool accumulate = false, bool x_quantized = false);
   void enqueue(bool logits);
   void step(std::int32_t token, float* logits_out);
 };
@@ -147,8 +148,8 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
 }
 
 void CudaSequence::linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x,
-                          std::optional<cu::Q8Activations>& xq, bool accumulate) {
-  bool quantized = false;
+                          std::optional<cu::Q8Activations>& xq, bool accumulate, bool x_quantized) {
+  bool quantized = x_quantized;
   std::vector<cu::GemvTarget> run;
   const DeviceMatrix* first = nullptr;
   const auto flush = [&] {
@@ -172,30 +173,40 @@ void CudaSequence::linear(std::initializer_list<Product> products, const cu::Dev
 void CudaSequence::enqueue(bool logits) {
   const std::size_t d = c_.n_embd;
   const int group = static_cast<int>(c_.n_head / c_.n_head_kv);
+  // Fused steps where the shapes allow (Q8_K blocks of 256): rmsnorm + quantize, rope + cache append,
+  // swiglu + quantize; the unfused kernels otherwise (e.g. stories260K's width 64).
+  const bool fuse_embd = xq_embd_.has_value(), fuse_ff = xq_ff_.has_value();
+  const auto norm = [&](const cu::DeviceBuffer& weight) {
+    if (fuse_embd)
+      cu::rmsnorm_quantize(ctx_, x_.ptr(), weight.ptr(), c_.rms_eps, xn_.ptr(), *xq_embd_);
+    else
+      cu::rmsnorm(ctx_, x_.ptr(), weight.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
+  };
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = layers_[l];
-    cu::rmsnorm(ctx_, x_.ptr(), w.attn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
-    linear({{&w.wq, &q_}, {&w.wk, &k_}, {&w.wv, &v_}}, xn_, xq_embd_);
+    norm(w.attn_norm);
+    linear({{&w.wq, &q_}, {&w.wk, &k_}, {&w.wv, &v_}}, xn_, xq_embd_, false, fuse_embd);
     if (w.bq.bytes() != 0) cu::add_inplace(ctx_, q_.ptr(), w.bq.ptr(), w.bq.bytes() / 4);
     if (w.bk.bytes() != 0) cu::add_inplace(ctx_, k_.ptr(), w.bk.ptr(), w.bk.bytes() / 4);
     if (w.bv.bytes() != 0) cu::add_inplace(ctx_, v_.ptr(), w.bv.ptr(), w.bv.bytes() / 4);
-    cu::rope(ctx_, q_.ptr(), static_cast<int>(c_.n_head), pos_dev_.ptr(), rope_);
-    cu::rope(ctx_, k_.ptr(), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(), rope_);
     const std::size_t layer_off = l * n_ctx_ * kv_row_ * sizeof(std::uint16_t);
-    cu::kv_append(ctx_, k_.ptr(), v_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, pos_dev_.ptr(),
-                  static_cast<int>(kv_row_));
+    cu::rope_append(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(),
+                    rope_, k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off);
     cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
                          *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
     linear({{&w.wo, &x_}}, att_, xq_embd_, /*accumulate=*/true);  // the residual: x += Wo att
 
-    cu::rmsnorm(ctx_, x_.ptr(), w.ffn_norm.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
-    linear({{&w.gate, &gate_}, {&w.up, &up_}}, xn_, xq_embd_);
-    cu::swiglu(ctx_, gate_.ptr(), up_.ptr(), c_.n_ff);
-    linear({{&w.down, &x_}}, gate_, xq_ff_, /*accumulate=*/true);
+    norm(w.ffn_norm);
+    linear({{&w.gate, &gate_}, {&w.up, &up_}}, xn_, xq_embd_, false, fuse_embd);
+    if (fuse_ff)
+      cu::swiglu_quantize(ctx_, gate_.ptr(), up_.ptr(), *xq_ff_);
+    else
+      cu::swiglu(ctx_, gate_.ptr(), up_.ptr(), c_.n_ff);
+    linear({{&w.down, &x_}}, gate_, xq_ff_, /*accumulate=*/true, fuse_ff);
   }
   if (logits) {
-    cu::rmsnorm(ctx_, x_.ptr(), output_norm_.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
-    linear({{&output_, &logits_dev_}}, xn_, xq_embd_);
+    norm(output_norm_);
+    linear({{&output_, &logits_dev_}}, xn_, xq_embd_, false, fuse_embd);
   }
 }
 

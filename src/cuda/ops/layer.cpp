@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/strings.h"
+#include "cuda/ops/gemv.h"
 
 namespace trueno::cuda {
 namespace {
@@ -65,6 +66,32 @@ void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, 
   launch(c, weights_v, heads, chunks, 256, 1, p2);
   void* p3[] = {&o, &pos, &hd, &max_chunks, &out};
   launch(c, combine, heads, 1, static_cast<unsigned>(std::min(hd, 256)), 1, p3);
+}
+
+void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq) {
+  static api::CUfunction f = c.function("fused_ops", "rmsnorm_quantize");
+  int n = static_cast<int>(xq.n);
+  api::CUdeviceptr q = xq.q.ptr(), d = xq.d.ptr(), bs = xq.bsums.ptr();
+  void* params[] = {&x, &w, &eps, &xn, &n, &q, &d, &bs};
+  launch(c, f, static_cast<unsigned>(xq.n / 256), 1, 256, 1, params);
+}
+
+void swiglu_quantize(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, Q8Activations& gq) {
+  static api::CUfunction f = c.function("fused_ops", "swiglu_quantize");
+  api::CUdeviceptr q = gq.q.ptr(), d = gq.d.ptr(), bs = gq.bsums.ptr();
+  void* params[] = {&g, &u, &q, &d, &bs};
+  launch(c, f, static_cast<unsigned>(gq.n / 256), 1, 256, 1, params);
+}
+
+void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
+                 const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache) {
+  static api::CUfunction f = c.function("fused_ops", "rope_append");
+  int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0;
+  float ts = p.theta_scale;
+  api::CUdeviceptr freqs = p.freqs;
+  void* params[] = {&q, &k, &v, &n_head, &n_kv, &hd, &rd, &pos, &ts, &freqs, &neox, &k_cache, &v_cache};
+  const std::size_t threads = static_cast<std::size_t>(n_head + n_kv) * (rd / 2) + static_cast<std::size_t>(n_kv) * hd;
+  launch(c, f, blocks(threads, 128), 1, 128, 1, params);
 }
 
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n) {

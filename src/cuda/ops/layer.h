@@ -7,6 +7,8 @@
 
 namespace trueno::cuda {
 
+struct Q8Activations;  // ops/gemv.h
+
 // out[rows][n] = rmsnorm(x[rows][n]) * w[n].
 void rmsnorm(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr out, std::size_t rows, std::size_t n);
 
@@ -41,6 +43,15 @@ struct AttentionScratch {
 // over the sequence).
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
                       api::CUdeviceptr pos, AttentionScratch& scratch, int n_head, int hd, int group, int kv_row);
+
+// Fused (kernels/fused_ops.cu). xn[n] = rmsnorm(x) * w and xq = Q8_K(xn), n = xq.n (a multiple of 256).
+void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq);
+// g[n] = silu(g) * u and gq = Q8_K(g), n = gq.n.
+void swiglu_quantize(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, Q8Activations& gq);
+// Rotates q[n_head][hd] and k[n_kv][hd] for position *pos and appends k and v [n_kv * hd] to the f16
+// caches at *pos (one launch for rope x2 + kv_append).
+void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
+                 const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache);
 
 // g[n] = silu(g) * u.
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n);
