@@ -76,9 +76,8 @@ BackendStatus status_of(Backend b) {
     case Backend::WasmSIMD:
       return {b, false, strcat("only in a WebAssembly build (this build is native ", kArch, ")")};
     case Backend::CUDA: {
-      std::string why;
-      const auto dev = cuda::probe(&why);
-      return dev ? BackendStatus{b, true, dev->describe()} : BackendStatus{b, false, why};
+      const cuda::CudaStatus s = cuda::status();
+      return {b, s.available, s.text};
     }
     case Backend::Vulkan:
       return {b, false, "not built: this version of trueno has no Vulkan backend yet"};

@@ -47,6 +47,24 @@ std::optional<DeviceInfo> probe(std::string* why) {
   }
 }
 
+CudaStatus status() {
+  std::string why;
+  const auto dev = probe(&why);
+  if (!dev) return {false, why};
+  std::string nvrtc_why;
+  const Nvrtc* n = nvrtc(&nvrtc_why);
+  std::string path_why;
+  switch (choose_kernel_path(dev->cc_major, n != nullptr, ptx_embedded(), &path_why)) {
+    case KernelPath::Nvrtc:
+      return {true, strcat(dev->describe(), ", kernels: NVRTC ", n->major, '.', n->minor)};
+    case KernelPath::DriverJitPtx:
+      return {true, strcat(dev->describe(), ", kernels: embedded PTX through the driver JIT (", nvrtc_why, ")")};
+    case KernelPath::None:
+      break;
+  }
+  return {false, strcat(dev->describe(), ": ", path_why, " (", nvrtc_why, ")")};
+}
+
 Context::Context(const Driver& drv, DeviceInfo info) : drv_(&drv), info_(std::move(info)) {
   check(drv_->device_get(&dev_, 0), "cuDeviceGet(0)");
   check(drv_->primary_ctx_retain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
@@ -85,10 +103,26 @@ api::CUfunction Context::function(const char* module, const char* name) {
   make_current();
   auto it = modules_.find(module);
   if (it == modules_.end()) {
+    // Note [Kernel path]: NVRTC compiles for this exact sm_XX (cached, nvrtc.h); without it, the PTX nvcc
+    // embedded at build time goes through the driver's JIT, except on compute capability >= 12, where that
+    // JIT is known to miscompile valid kernels: there NVRTC is required.
     const KernelSource& src = kernel_source(module);
-    const Cubin cubin = compile_cubin(src.module, src.source, info_.arch(), info_.driver_version, default_cache_dir());
+    std::string nvrtc_why, why;
+    const bool have_nvrtc = nvrtc(&nvrtc_why) != nullptr;
     api::CUmodule mod = nullptr;
-    check(drv_->module_load_data(&mod, cubin.image.data()), strcat("cuModuleLoadData(", module, ")").c_str());
+    switch (choose_kernel_path(info_.cc_major, have_nvrtc, src.ptx != nullptr, &why)) {
+      case KernelPath::Nvrtc: {
+        const Cubin cubin = compile_cubin(src.module, src.source, info_.arch(), info_.driver_version, default_cache_dir());
+        check(drv_->module_load_data(&mod, cubin.image.data()), strcat("cuModuleLoadData(", module, ")").c_str());
+        break;
+      }
+      case KernelPath::DriverJitPtx:
+        log(LogLevel::Warn, strcat("CUDA module ", module, ": PTX through the driver JIT (", nvrtc_why, ")"));
+        check(drv_->module_load_data(&mod, src.ptx), strcat("cuModuleLoadData(", module, " PTX, driver JIT)").c_str());
+        break;
+      case KernelPath::None:
+        throw CudaError(strcat("CUDA module ", module, ": ", why, " (", nvrtc_why, ")"), -1);
+    }
     it = modules_.emplace(module, mod).first;
   }
   api::CUfunction f = nullptr;

@@ -26,6 +26,14 @@ struct DeviceInfo {
 // Device 0, or nullopt with *why naming what is missing (driver, device).
 std::optional<DeviceInfo> probe(std::string* why = nullptr);
 
+// The CUDA line of the backend report: usable (a device, and a way to build kernels for it), and the
+// device and kernel path, or why not ("no NVIDIA driver: ...", "NVRTC is required on ...").
+struct CudaStatus {
+  bool available;
+  std::string text;
+};
+CudaStatus status();
+
 // Device memory, freed on destruction. An allocation that does not fit throws CudaError naming the
 // request and the device's free and total memory.
 class DeviceBuffer {

@@ -48,11 +48,12 @@ TEST(Cuda, BackendReportSaysWhyWhenUnavailable) {
   const auto dev = probe(&why);
   const auto report = backend_report();
   const BackendStatus& s = report[static_cast<int>(Backend::CUDA)];
-  EXPECT_EQ(s.available, dev.has_value());
   if (dev) {
-    std::printf("CUDA device: %s\n", dev->describe().c_str());
-    EXPECT_EQ(s.reason, dev->describe());
+    std::printf("CUDA: %s\n", s.reason.c_str());
+    EXPECT_TRUE(s.reason.starts_with(dev->describe())) << s.reason;
+    EXPECT_NE(s.reason.find("kernels: "), std::string::npos) << s.reason;
   } else {
+    EXPECT_FALSE(s.available);
     std::printf("CUDA unavailable here: %s\n", why.c_str());
     EXPECT_FALSE(why.empty());
     EXPECT_EQ(s.reason, why);
@@ -101,6 +102,31 @@ TEST(Cuda, EveryModuleCompilesWithNvrtc) {
       EXPECT_EQ(std::string(c.image.data(), 4), "\x7f" "ELF") << k.module << " for sm_" << arch;
     }
   }
+}
+
+TEST(Cuda, KernelPathNeedsNvrtcFromComputeCapability12) {
+  std::string why;
+  EXPECT_EQ(choose_kernel_path(9, true, false, &why), KernelPath::Nvrtc);
+  EXPECT_EQ(choose_kernel_path(12, true, true, &why), KernelPath::Nvrtc);
+  EXPECT_EQ(choose_kernel_path(9, false, true, &why), KernelPath::DriverJitPtx);
+  EXPECT_EQ(choose_kernel_path(12, false, true, &why), KernelPath::None);
+  EXPECT_NE(why.find("NVRTC is required on compute capability 12"), std::string::npos) << why;
+  EXPECT_EQ(choose_kernel_path(8, false, false, &why), KernelPath::None);
+  EXPECT_NE(why.find("no PTX"), std::string::npos) << why;
+}
+
+TEST(Cuda, EveryModuleCarriesPtxWhenBuiltWithNvcc) {
+#if !TRUENO_BUILT_WITH_NVCC
+  GTEST_SKIP() << "skipped: built without nvcc (no PTX fallback embedded)";
+#else
+  for (const KernelSource& k : kernel_sources()) {
+    if (is_header(k)) continue;
+    ASSERT_NE(k.ptx, nullptr) << k.module;
+    EXPECT_NE(std::string_view(k.ptx).find(".target sm_80"), std::string_view::npos) << k.module;
+    for (const std::string& name : kernel_names(k.source))
+      EXPECT_NE(std::string_view(k.ptx).find(".entry " + name), std::string_view::npos) << k.module << ": " << name;
+  }
+#endif
 }
 
 TEST(Cuda, NvrtcErrorsCarryTheCompilerLog) {

@@ -10,6 +10,23 @@ namespace trueno::cuda {
 
 bool is_header(const KernelSource& k) { return std::string_view(k.file).ends_with(".cuh"); }
 
+bool ptx_embedded() {
+  for (const KernelSource& k : kernel_sources())
+    if (!is_header(k) && k.ptx == nullptr) return false;
+  return true;
+}
+
+KernelPath choose_kernel_path(int cc_major, bool have_nvrtc, bool have_ptx, std::string* why) {
+  if (have_nvrtc) return KernelPath::Nvrtc;
+  if (cc_major >= 12) {
+    if (why) *why = strcat("NVRTC is required on compute capability ", cc_major, ".x: the driver's PTX JIT miscompiles there");
+    return KernelPath::None;
+  }
+  if (have_ptx) return KernelPath::DriverJitPtx;
+  if (why) *why = "no NVRTC, and this build embedded no PTX (nvcc was not found when it was built)";
+  return KernelPath::None;
+}
+
 const KernelSource& kernel_source(std::string_view module) {
   std::string names;
   for (const KernelSource& k : kernel_sources()) {
