@@ -146,7 +146,7 @@ TEST(Cuda, CubinCacheHitsAndRebuildsCorruptEntries) {
   if (nvrtc(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
   const auto dir = std::filesystem::temp_directory_path() / ("trueno_cubin_test_" + std::to_string(test_seed()));
   std::filesystem::remove_all(dir);
-  const KernelSource& k = kernel_source("gemv_q4_k");
+  const KernelSource& k = kernel_source("gemv_k45");
   const Cubin first = compile_cubin(k.module, k.source, 90, 13000, dir.string());
   EXPECT_FALSE(first.from_cache);
   ASSERT_TRUE(std::filesystem::exists(first.path));
@@ -260,14 +260,15 @@ TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   using Shapes = std::vector<std::pair<std::size_t, std::size_t>>;
   const Shapes shapes = {{1, 256}, {7, 512}, {64, 4096}, {1000, 4096}, {333, 14336}};
   const Shapes float_shapes = {{1, 64}, {64, 172}, {37, 333}, {512, 4096}};
-  for (QuantType type : {QuantType::Q4_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::F32, QuantType::F16}) {
+  for (QuantType type : {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::Q4_0, QuantType::F32,
+                         QuantType::F16, QuantType::BF16}) {
     const bool quantized = gemv_takes_q8(type);
-    const std::string op = type == QuantType::F32 ? "gemv_f32" : type == QuantType::F16 ? "gemv_f16" : "gemv_" + std::string(quant_info(type).name);
+    const std::string op = "gemv_" + std::string(quant_info(type).name);
     for (auto [rows, cols] : quantized ? shapes : float_shapes) {
-      // Q8_0 differs from the CPU by the activation rounding (Q8_K here, Q8_0 there), an error relative to
+      // Q8_0/Q4_0 differ from the CPU by the activation rounding (Q8_K here, Q8_0 there), an error relative to
       // |w| |x|, not to the result: over a handful of rows one small dot product can make the nmse
       // ill-conditioned, so its check starts at 64 rows.
-      if (type == QuantType::Q8_0 && rows < 64) continue;
+      if ((type == QuantType::Q8_0 || type == QuantType::Q4_0) && rows < 64) continue;
       const auto wf = random_vector(rows * cols, rng, 0.05f);
       auto x = random_vector(cols, rng);
       const std::size_t rb = quant_row_bytes(type, cols);
@@ -303,9 +304,10 @@ TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = Context::get();
   std::mt19937_64 rng(test_seed() + 5);
-  for (QuantType type : {QuantType::Q4_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::F32, QuantType::F16}) {
-    const std::string op = type == QuantType::F32 ? "gemv_f32" : type == QuantType::F16 ? "gemv_f16" : "gemv_" + std::string(quant_info(type).name);
-    const std::size_t cols = 512, rows[3] = {64, 17, 130};
+  for (QuantType type : {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::Q4_0, QuantType::F32,
+                         QuantType::F16, QuantType::BF16}) {
+    const std::string op = "gemv_" + std::string(quant_info(type).name);
+    const std::size_t cols = 512, rows[3] = {64, 67, 130};
     const auto x = random_vector(cols, rng);
     DeviceBuffer dx = to_device(x);
     std::optional<Q8Activations> q;

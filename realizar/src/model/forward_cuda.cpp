@@ -43,7 +43,7 @@ struct DeviceMatrix {
 DeviceMatrix upload(const Matrix& m, const std::string& name) {
   if (!cu::gemv_supports(m.type))
     throw trueno::InvalidArgument(strcat("cuda: tensor '", name, "' is ", trueno::quant_info(m.type).name,
-                                         ", which has no CUDA kernel yet (supported: q4_k, q6_k, q8_0, f16, f32)"));
+                                         ", which has no CUDA kernel yet (supported: q4_0, q8_0, q4_k, q5_k, q6_k, f16, bf16, f32)"));
   DeviceMatrix d{m.type, cu::DeviceBuffer(m.data.size()), m.rows, m.cols};
   d.data.upload(m.data.data(), m.data.size());
   return d;

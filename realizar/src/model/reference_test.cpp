@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
@@ -11,6 +12,7 @@
 
 #include "realizar/model.h"
 #include "realizar/sampler.h"
+#include "realizar/synth.h"
 #include "realizar/tokenizer.h"
 #include "support/testdata.h"
 
@@ -97,6 +99,48 @@ TEST(CudaGpuReference, GraphReplayEqualsEagerLaunches) {
     }
     unsetenv("REALIZAR_CUDA_GRAPHS");
     EXPECT_EQ(logits[0], logits[1]) << model_name;
+  }
+}
+
+// Every synth quantization (tiny preset, llama and qwen2) through CUDA against the CPU pass: per-row
+// cosine of teacher-forced logits >= 0.99 and argmax agreement on >= 90% of rows (the quantized-model
+// bounds; the weight types the recordings do not cover, like Q4_0, are checked here).
+TEST(CudaGpuReference, SynthesizedModelsAgreeWithTheCpu) {
+  std::string why;
+  if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  for (const char* arch : {"llama", "qwen2"}) {
+    for (const char* quant : {"f32", "f16", "q8_0", "q4_0", "q4_k_m", "q6_k"}) {
+      const std::string path = ::testing::TempDir() + "/cuda_synth_" + arch + "_" + quant + ".gguf";
+      synthesize(SynthOptions{arch, "tiny", quant, 3}, path);
+      const auto file = gguf::File::open(path);
+      const Model model(file, Config::from_gguf(file));
+      std::vector<std::int32_t> ids;
+      for (int i = 0; i < 24; ++i) ids.push_back(static_cast<std::int32_t>((i * 53 + 1) % model.config().n_vocab));
+      Session cpu(model, ids.size());
+      cpu.forward(ids, true);
+      const auto gpu = make_cuda_sequence(model, ids.size());
+      gpu->forward(ids, true);
+      const std::size_t V = model.config().n_vocab;
+      double min_cos = 1;
+      std::size_t agree = 0;
+      for (std::size_t r = 0; r < ids.size(); ++r) {
+        const float* a = cpu.logits().data() + r * V;
+        const float* b = gpu->logits().data() + r * V;
+        double dot = 0, na = 0, nb = 0;
+        std::size_t ia = 0, ib = 0;
+        for (std::size_t k = 0; k < V; ++k) {
+          dot += double{a[k]} * b[k], na += double{a[k]} * a[k], nb += double{b[k]} * b[k];
+          if (a[k] > a[ia]) ia = k;
+          if (b[k] > b[ib]) ib = k;
+        }
+        min_cos = std::min(min_cos, dot / std::sqrt(na * nb));
+        agree += ia == ib;
+      }
+      std::printf("synth %s %s: cuda vs cpu min cosine %.7f, argmax %zu/%zu\n", arch, quant, min_cos, agree, ids.size());
+      EXPECT_GE(min_cos, 0.99) << arch << " " << quant;
+      EXPECT_GE(agree * 10, ids.size() * 9) << arch << " " << quant;
+      std::remove(path.c_str());
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// y[rows] = W x for F32 or F16 weights (any cols, rows as in the file) and f32 activations; with
+// y[rows] = W x for F32, F16 or BF16 weights (any cols, rows as in the file) and f32 activations; with
 // round_x the activations are rounded to f16 first, as the CPU forward pass does for F16 weights
 // (realizar Note [Reference arithmetic]). One warp per row, lanes stride the columns (coalesced).
 #include "prelude.cuh"
@@ -37,5 +37,15 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
   const u16* wr = reinterpret_cast<const u16*>(t_.w[blockIdx.y]) + static_cast<u64>(row) * cols;
   float* y = t_.y[blockIdx.y];
   const float v = row_dot([wr](int i) { return f16_to_f32(wr[i]); }, x, cols, round_x != 0);
+  if (threadIdx.x == 0) y[row] = accumulate ? y[row] + v : v;
+}
+
+extern "C" __global__ void __launch_bounds__(32 * kWarps)
+    gemv_bf16(GemvTargets t_, const float* __restrict__ x, int cols, int accumulate) {
+  const int row = blockIdx.x * kWarps + threadIdx.y;
+  if (row >= t_.rows[blockIdx.y]) return;
+  const u16* wr = reinterpret_cast<const u16*>(t_.w[blockIdx.y]) + static_cast<u64>(row) * cols;
+  float* y = t_.y[blockIdx.y];
+  const float v = row_dot([wr](int i) { return __int_as_float(static_cast<int>(static_cast<u32>(wr[i]) << 16)); }, x, cols, false);
   if (threadIdx.x == 0) y[row] = accumulate ? y[row] + v : v;
 }

@@ -45,10 +45,13 @@ void gemv_q4_k(Context& c, api::CUdeviceptr w, std::size_t rows, std::size_t col
 }
 
 bool gemv_takes_q8(QuantType type) {
-  return type == QuantType::Q4_K || type == QuantType::Q6_K || type == QuantType::Q8_0;
+  return type == QuantType::Q4_K || type == QuantType::Q5_K || type == QuantType::Q6_K || type == QuantType::Q8_0 ||
+         type == QuantType::Q4_0;
 }
 
-bool gemv_supports(QuantType type) { return gemv_takes_q8(type) || type == QuantType::F16 || type == QuantType::F32; }
+bool gemv_supports(QuantType type) {
+  return gemv_takes_q8(type) || type == QuantType::F16 || type == QuantType::BF16 || type == QuantType::F32;
+}
 
 void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
           const Q8Activations* xq, api::CUdeviceptr y, bool round_x, bool accumulate) {
@@ -80,27 +83,33 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
   const auto ny = static_cast<unsigned>(targets.size());
   int n = static_cast<int>(cols), acc = accumulate ? 1 : 0;
   switch (type) {
-    case QuantType::Q4_K: {
-      check_q8("cuda gemv Q4_K", cols, xq);
-      static api::CUfunction f = c.function("gemv_q4_k", "gemv_q4_k");
+    case QuantType::Q4_K:
+    case QuantType::Q5_K:
+    case QuantType::Q6_K:
+    case QuantType::Q8_0:
+    case QuantType::Q4_0: {
+      check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, xq);
+      static api::CUfunction f4k = c.function("gemv_k45", "gemv_q4_k"), f5k = c.function("gemv_k45", "gemv_q5_k"),
+                             f6k = c.function("gemv_q6_k", "gemv_q6_k"), f80 = c.function("gemv_q8_0", "gemv_q8_0"),
+                             f40 = c.function("gemv_q8_0", "gemv_q4_0");
       api::CUdeviceptr q = xq->q.ptr(), d = xq->d.ptr(), bs = xq->bsums.ptr();
       int nb = n / static_cast<int>(kQK);
-      void* params[] = {&kt, &q, &d, &bs, &nb, &acc};
-      return launch(c, f, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, params);
-    }
-    case QuantType::Q6_K:
-    case QuantType::Q8_0: {
-      const bool q6 = type == QuantType::Q6_K;
-      check_q8(q6 ? "cuda gemv Q6_K" : "cuda gemv Q8_0", cols, xq);
-      static api::CUfunction f6 = c.function("gemv_q6_k", "gemv_q6_k");
-      static api::CUfunction f8 = c.function("gemv_q8_0", "gemv_q8_0");
-      api::CUdeviceptr q = xq->q.ptr(), d = xq->d.ptr();
-      int nb = n / static_cast<int>(kQK);
-      void* params[] = {&kt, &q, &d, &nb, &acc};
-      return launch(c, q6 ? f6 : f8, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, params);
+      void* with_bsums[] = {&kt, &q, &d, &bs, &nb, &acc};
+      void* without[] = {&kt, &q, &d, &nb, &acc};  // gemv_q6_k needs no activation sums
+      const api::CUfunction f = type == QuantType::Q4_K   ? f4k
+                                : type == QuantType::Q5_K ? f5k
+                                : type == QuantType::Q6_K ? f6k
+                                : type == QuantType::Q8_0 ? f80
+                                                          : f40;
+      return launch(c, f, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, type == QuantType::Q6_K ? without : with_bsums);
     }
     case QuantType::F32: {
       static api::CUfunction f = c.function("gemv_float", "gemv_f32");
+      void* params[] = {&kt, &x, &n, &acc};
+      return launch(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
+    }
+    case QuantType::BF16: {
+      static api::CUfunction f = c.function("gemv_float", "gemv_bf16");
       void* params[] = {&kt, &x, &n, &acc};
       return launch(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
@@ -112,7 +121,7 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
     }
     default:
       throw InvalidArgument(strcat("cuda gemv: weight type ", quant_info(type).name,
-                                   " has no CUDA kernel yet (supported: q4_k, q6_k, q8_0, f16, f32)"));
+                                   " has no CUDA kernel yet (supported: q4_0, q8_0, q4_k, q5_k, q6_k, f16, bf16, f32)"));
   }
 }
 

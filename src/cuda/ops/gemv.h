@@ -24,7 +24,8 @@ void gemv_q4_k(Context& c, api::CUdeviceptr w, std::size_t rows, std::size_t col
 
 // Whether gemv() takes Q8_K activations for this weight type (else the f32 vector).
 bool gemv_takes_q8(QuantType type);
-// True when gemv() supports the weight type (Q4_K, Q6_K, Q8_0, F16, F32); the others are named in its error.
+// True when gemv() supports the weight type (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, F16, BF16, F32); the others are
+// named in its error.
 bool gemv_supports(QuantType type);
 
 // y[rows] = W x for any supported weight type: the quantized types read xq (quantize_q8_k of x), the
