@@ -56,7 +56,6 @@ std::function<int()> add_run_command(CLI::App& app) {
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
     const auto tok = Tokenizer::from_gguf(file);
-    const double load_s = seconds_since(t_load);
 
     std::vector<std::int32_t> ids = tok.encode(o->prompt, true);
     if (ids.empty()) throw CLI::ValidationError("--prompt", "is empty and this vocabulary adds no BOS token: nothing to continue");
@@ -64,8 +63,9 @@ std::function<int()> add_run_command(CLI::App& app) {
     std::size_t ctx = o->ctx > 0 ? static_cast<std::size_t>(o->ctx) : std::min(limit, ids.size() + o->n);
     if (ids.size() + 1 > ctx && o->n > 0)
       throw trueno::InvalidArgument("the prompt (" + std::to_string(ids.size()) + " tokens) leaves no room in a context of " + std::to_string(ctx) + " positions (-c)");
-    const auto seq = make_sequence(model, std::max<std::size_t>(ctx, ids.size()), forced);
+    const auto seq = make_sequence(model, std::max<std::size_t>(ctx, ids.size()), forced);  // CUDA: uploads the weights
     Sequence& session = *seq;
+    const double load_s = seconds_since(t_load);
 
     const auto t_prompt = Clock::now();
     session.forward(ids);
@@ -93,10 +93,12 @@ std::function<int()> add_run_command(CLI::App& app) {
     std::fwrite(rest.data(), 1, rest.size(), stdout);
     std::printf("\n");
     const double gen_s = seconds_since(t_gen);
-    std::fprintf(stderr, "\nload: %.1f ms | prompt: %zu tokens, %.1f tok/s | generation: %d tokens, %.1f tok/s\n", load_s * 1e3,
+    std::fprintf(stderr, "\nbackend: %s | load: %.1f ms | prompt: %zu tokens, %.1f tok/s | generation: %d tokens, %.1f tok/s\n", session.backend_name().c_str(), load_s * 1e3,
                  n_prompt, n_prompt / prompt_s, generated, generated > 0 ? generated / gen_s : 0.0);
-    std::fprintf(stderr, "memory: model %.1f MiB (mapped) + KV cache %.2f MiB (%zu positions) | peak RSS %.1f MiB\n",
-                 file.file_size() / 1048576.0, session.kv_bytes() / 1048576.0, session.n_ctx(), peak_rss_mib());
+    const bool gpu = session.backend_name() == "cuda";
+    std::fprintf(stderr, "memory: model %.1f MiB (mapped%s) + KV cache %.2f MiB%s (%zu positions) | peak RSS %.1f MiB\n",
+                 file.file_size() / 1048576.0, gpu ? "; its weights also on the GPU" : "", session.kv_bytes() / 1048576.0,
+                 gpu ? " on the GPU" : "", session.n_ctx(), peak_rss_mib());
     return 0;
   };
 }
