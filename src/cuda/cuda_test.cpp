@@ -129,6 +129,20 @@ TEST(Cuda, EveryModuleCarriesPtxWhenBuiltWithNvcc) {
 #endif
 }
 
+TEST(Cuda, CublasLoadsWhereInstalled) {
+  std::string why;
+  const Cublas* b = cublas(&why);
+  if (b == nullptr) GTEST_SKIP() << "skipped: " << why;
+  std::printf("cuBLAS %d.%d.%d from %s\n", b->major, b->minor, b->patch, b->library.c_str());
+  EXPECT_GE(b->major, 11);
+  try {
+    check_cublas(7, "cublasGemmEx(test)");  // CUBLAS_STATUS_INVALID_VALUE
+    ADD_FAILURE();
+  } catch (const CudaError& e) {
+    EXPECT_NE(std::string(e.what()).find("cublasGemmEx(test): CUBLAS_STATUS_INVALID_VALUE"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Cuda, NvrtcErrorsCarryTheCompilerLog) {
   std::string why;
   if (nvrtc(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;

@@ -103,4 +103,22 @@ using nvrtcProgram = _nvrtcProgram*;
   X(nvrtcResult, cubin_size, "nvrtcGetCUBINSize", (nvrtcProgram prog, std::size_t * size))                    \
   X(nvrtcResult, cubin, "nvrtcGetCUBIN", (nvrtcProgram prog, char* cubin))
 
+using cublasStatus = int;
+struct cublasContext;
+using cublasHandle = cublasContext*;
+constexpr int kCublasOpN = 0, kCublasOpT = 1;
+constexpr int kCudaR32F = 0, kCudaR16F = 2, kCudaR16BF = 14;  // cudaDataType
+constexpr int kCublasCompute32F = 68;                         // cublasComputeType_t: f32 accumulation
+constexpr int kCublasGemmDefault = -1;
+
+#define TRUENO_CUBLAS_FUNCTIONS(X)                                                                            \
+  X(cublasStatus, get_property, "cublasGetProperty", (int type, int* value))                                  \
+  X(const char*, status_string, "cublasGetStatusString", (cublasStatus s))                                    \
+  X(cublasStatus, create, "cublasCreate_v2", (cublasHandle * handle))                                         \
+  X(cublasStatus, destroy, "cublasDestroy_v2", (cublasHandle handle))                                         \
+  X(cublasStatus, set_stream, "cublasSetStream_v2", (cublasHandle handle, CUstream stream))                   \
+  X(cublasStatus, gemm_ex, "cublasGemmEx",                                                                    \
+    (cublasHandle handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a, int a_type, \
+     int lda, const void* b, int b_type, int ldb, const void* beta, void* c, int c_type, int ldc, int compute, int algo))
+
 }  // namespace trueno::cuda::api

@@ -34,8 +34,10 @@ std::string resolve_all(void* lib, Table& t, const char* library) {
   if (t.member == nullptr) missing += (missing.empty() ? "" : ", ") + std::string(sym);
   if constexpr (std::is_same_v<Table, Driver>) {
     TRUENO_CUDA_DRIVER_FUNCTIONS(TRUENO_RESOLVE)
-  } else {
+  } else if constexpr (std::is_same_v<Table, Nvrtc>) {
     TRUENO_NVRTC_FUNCTIONS(TRUENO_RESOLVE)
+  } else {
+    TRUENO_CUBLAS_FUNCTIONS(TRUENO_RESOLVE)
   }
 #undef TRUENO_RESOLVE
   return missing.empty() ? std::string{} : strcat(library, " lacks ", missing, " (driver too old?)");
@@ -48,6 +50,9 @@ struct Loaded {
   Nvrtc nvrtc;
   bool nvrtc_ok = false;
   std::string nvrtc_why;
+  Cublas cublas;
+  bool cublas_ok = false;
+  std::string cublas_why;
 };
 
 Loaded& state() {
@@ -80,12 +85,10 @@ Loaded& load_driver() {
   return l;
 }
 
-std::vector<std::string> nvrtc_candidates() {
-  std::vector<std::string> v;
-  if (const char* p = std::getenv("TRUENO_NVRTC"); p != nullptr && *p != '\0') return {p};
-  const char* names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
-  for (const char* n : names) v.emplace_back(n);
-  std::vector<std::string> dirs;
+// $env when set, else each name on the library path, then in $CUDA_HOME/lib64 and /usr/local/cuda/lib64.
+std::vector<std::string> library_candidates(const char* env, std::initializer_list<const char*> names) {
+  if (const char* p = std::getenv(env); p != nullptr && *p != '\0') return {p};
+  std::vector<std::string> v(names.begin(), names.end()), dirs;
   if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0') dirs.push_back(strcat(home, "/lib64/"));
   dirs.emplace_back("/usr/local/cuda/lib64/");
   for (const auto& d : dirs)
@@ -94,25 +97,56 @@ std::vector<std::string> nvrtc_candidates() {
   return v;
 }
 
+// Opens the first candidate that loads; *tried lists the others.
+void* open_first(const std::vector<std::string>& candidates, std::string* path, std::string* tried) {
+  for (const auto& c : candidates) {
+    if (void* lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      *path = c;
+      return lib;
+    }
+    *tried += (tried->empty() ? "" : ", ") + c;
+  }
+  return nullptr;
+}
+
 Loaded& load_nvrtc() {
   static std::once_flag once;
   Loaded& l = state();  // NVRTC does not need the driver: kernels compile on machines without a GPU
   std::call_once(once, [&l] {
-    std::string tried;
-    for (const auto& path : nvrtc_candidates()) {
-      void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-      if (lib == nullptr) {
-        tried += (tried.empty() ? "" : ", ") + path;
-        continue;
-      }
-      l.nvrtc_why = resolve_all(lib, l.nvrtc, path.c_str());
-      if (!l.nvrtc_why.empty()) return;
-      l.nvrtc.library = path;
-      l.nvrtc.version(&l.nvrtc.major, &l.nvrtc.minor);
-      l.nvrtc_ok = true;
+    std::string path, tried;
+    void* lib = open_first(library_candidates("TRUENO_NVRTC", {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"}),
+                           &path, &tried);
+    if (lib == nullptr) {
+      l.nvrtc_why = strcat("NVRTC not found (tried ", tried, "; set TRUENO_NVRTC=/path/to/libnvrtc.so)");
       return;
     }
-    l.nvrtc_why = strcat("NVRTC not found (tried ", tried, "; set TRUENO_NVRTC=/path/to/libnvrtc.so)");
+    l.nvrtc_why = resolve_all(lib, l.nvrtc, path.c_str());
+    if (!l.nvrtc_why.empty()) return;
+    l.nvrtc.library = path;
+    l.nvrtc.version(&l.nvrtc.major, &l.nvrtc.minor);
+    l.nvrtc_ok = true;
+  });
+  return l;
+}
+
+Loaded& load_cublas() {
+  static std::once_flag once;
+  Loaded& l = state();
+  std::call_once(once, [&l] {
+    std::string path, tried;
+    void* lib = open_first(library_candidates("TRUENO_CUBLAS", {"libcublas.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}),
+                           &path, &tried);
+    if (lib == nullptr) {
+      l.cublas_why = strcat("cuBLAS not found (tried ", tried, "; set TRUENO_CUBLAS=/path/to/libcublas.so)");
+      return;
+    }
+    l.cublas_why = resolve_all(lib, l.cublas, path.c_str());
+    if (!l.cublas_why.empty()) return;
+    l.cublas.library = path;
+    l.cublas.get_property(0, &l.cublas.major);
+    l.cublas.get_property(1, &l.cublas.minor);
+    l.cublas.get_property(2, &l.cublas.patch);
+    l.cublas_ok = true;
   });
   return l;
 }
@@ -129,6 +163,24 @@ const Nvrtc* nvrtc(std::string* why) {
   Loaded& l = load_nvrtc();
   if (!l.nvrtc_ok && why != nullptr) *why = l.nvrtc_why;
   return l.nvrtc_ok ? &l.nvrtc : nullptr;
+}
+
+const Cublas* cublas(std::string* why) {
+  Loaded& l = load_cublas();
+  if (!l.cublas_ok && why != nullptr) *why = l.cublas_why;
+  return l.cublas_ok ? &l.cublas : nullptr;
+}
+
+void check_cublas(api::cublasStatus s, const char* call) {
+  if (s == 0) return;
+  static const std::pair<int, const char*> kNames[] = {
+      {1, "NOT_INITIALIZED"}, {3, "ALLOC_FAILED"},     {7, "INVALID_VALUE"},   {8, "ARCH_MISMATCH"},  {11, "MAPPING_ERROR"},
+      {13, "EXECUTION_FAILED"}, {14, "INTERNAL_ERROR"}, {15, "NOT_SUPPORTED"}, {16, "LICENSE_ERROR"}};
+  std::string name = strcat("status ", s);
+  for (const auto& [code, n] : kNames)
+    if (code == s) name = strcat("CUBLAS_STATUS_", n);
+  const Cublas* c = cublas();
+  throw CudaError(strcat(call, ": ", name, " (", c ? c->status_string(s) : "cuBLAS error", ")"), s);
 }
 
 void check(api::CUresult r, const char* call) {
