@@ -15,6 +15,7 @@
 #include "cuda/context.h"
 #include "cuda/kernels.h"
 #include "cuda/nvrtc.h"
+#include "cuda/ops/convert.h"
 #include "cuda/ops/gemv.h"
 #include "cuda/ops/layer.h"
 #include "quant/blocks.h"
@@ -572,6 +573,35 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
     gpu_contract("attention_scores"), gpu_contract("attention_weights_v");
     expect_contract("attention_combine", from_device(out, q.size()), want,
                     std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions");
+  }
+}
+
+TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 7);
+  for (QuantType type : {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::Q4_0, QuantType::F32,
+                         QuantType::BF16, QuantType::F16}) {
+    const std::size_t rows = 37, cols = 768, rb = quant_row_bytes(type, cols);
+    const auto wf = random_vector(rows * cols, rng, 0.05f);
+    std::vector<std::byte> w(rows * rb);
+    for (std::size_t r = 0; r < rows; ++r) quantize(type, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));
+    std::vector<float> deq(rows * cols);
+    for (std::size_t r = 0; r < rows; ++r)
+      dequantize(QuantRow::view(type, std::span(w).subspan(r * rb, rb), cols), std::span(deq).subspan(r * cols, cols));
+    std::vector<std::uint16_t> want(rows * cols), got(rows * cols);
+    ops::f32_to_f16(deq, want);
+    DeviceBuffer dw = to_device(w);
+    DeviceBuffer out(rows * cols * 2);
+    dequantize_f16(c, type, dw.ptr(), rows, cols, out.ptr());
+    c.synchronize();
+    out.download(got.data(), got.size() * 2);
+    std::vector<float> gf(got.begin(), got.end()), wf16(want.begin(), want.end());  // the bits, compared exactly
+    const std::string op = "dequant_" + std::string(quant_info(type).name) + "_f16";
+    if (type == QuantType::F16)
+      EXPECT_EQ(got, want) << "f16 weights are copied";
+    else
+      expect_contract(op, gf, wf16, std::to_string(rows) + "x" + std::to_string(cols));
   }
 }
 

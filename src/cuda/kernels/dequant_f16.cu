@@ -1,0 +1,95 @@
+// Weights as stored in the file -> f16 rows, for the cuBLAS GEMMs of prefill (the tensor cores read f16):
+// out[r][c] = f16(the value the CPU decoder computes in f32), bit for bit. The f32 arithmetic follows the
+// CPU decoders' order (src/cpu/kernels/qdequant/qdequant_impl.h) with explicitly rounded operations, so
+// no contraction into fused multiply-adds changes a value. One thread per element (grid-stride).
+#include "prelude.cuh"
+
+namespace {
+
+__device__ __forceinline__ void scale_min_bytes(int j, const u8* s, int& sc, int& m) {
+  if (j < 4) {
+    sc = s[j] & 63, m = s[j + 4] & 63;
+  } else {
+    sc = (s[j + 4] & 0xF) | ((s[j - 4] >> 6) << 4);
+    m = (s[j + 4] >> 4) | ((s[j] >> 6) << 4);
+  }
+}
+
+// Element j (0-255) of a Q4_K (kQ5 false) or Q5_K block: d0 = d * sc, min0 = dmin * m, y = d0 * q - min0.
+template <bool kQ5>
+__device__ __forceinline__ float k45(const u8* b, int j) {
+  const u8* scales = b + 4;
+  const u8* qs = b + (kQ5 ? 48 : 16);
+  const int c = j / 64, within = j % 64, hi = within >= 32, l = within % 32, sub = 2 * c + hi;
+  int q = hi ? qs[32 * c + l] >> 4 : qs[32 * c + l] & 0xF;
+  if (kQ5) q += ((b[16 + l] >> sub) & 1) << 4;
+  int sc, m;
+  scale_min_bytes(sub, scales, sc, m);
+  const float d = f16_to_f32(*reinterpret_cast<const u16*>(b)), dmin = f16_to_f32(*reinterpret_cast<const u16*>(b + 2));
+  return __fsub_rn(__fmul_rn(__fmul_rn(d, static_cast<float>(sc)), static_cast<float>(q)), __fmul_rn(dmin, static_cast<float>(m)));
+}
+
+// Element j of a Q6_K block: (d * sc) * (q - 32).
+__device__ __forceinline__ float q6k(const u8* b, int j) {
+  const int half = j / 128, jj = j % 128, run = jj / 32, l = jj % 32;
+  const u8* ql = b + 64 * half;
+  const u8 h = b[128 + 32 * half + l];
+  const int lo = run & 1 ? ql[l + 32] : ql[l];
+  const int q = ((run < 2 ? lo & 0xF : lo >> 4) | (((h >> (2 * run)) & 3) << 4)) - 32;
+  const float d = f16_to_f32(*reinterpret_cast<const u16*>(b + 208));
+  const float sc = static_cast<float>(reinterpret_cast<const i8*>(b + 192)[8 * half + l / 16 + 2 * run]);
+  return __fmul_rn(__fmul_rn(d, sc), static_cast<float>(q));
+}
+
+template <class Decode>
+__device__ __forceinline__ void each_element(u16* out, int rows, int cols, Decode decode) {
+  const u64 n = static_cast<u64>(rows) * cols;
+  for (u64 e = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; e < n; e += static_cast<u64>(gridDim.x) * blockDim.x)
+    out[e] = f32_to_f16_bits(decode(static_cast<int>(e / cols), static_cast<int>(e % cols)));
+}
+
+}  // namespace
+
+extern "C" __global__ void dequant_q4_k_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  const u64 rb = static_cast<u64>(cols / 256) * 144;
+  each_element(out, rows, cols, [&](int r, int c) { return k45<false>(w + r * rb + (c / 256) * 144, c % 256); });
+}
+
+extern "C" __global__ void dequant_q5_k_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  const u64 rb = static_cast<u64>(cols / 256) * 176;
+  each_element(out, rows, cols, [&](int r, int c) { return k45<true>(w + r * rb + (c / 256) * 176, c % 256); });
+}
+
+extern "C" __global__ void dequant_q6_k_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  const u64 rb = static_cast<u64>(cols / 256) * 210;
+  each_element(out, rows, cols, [&](int r, int c) { return q6k(w + r * rb + (c / 256) * 210, c % 256); });
+}
+
+// Q8_0: q * d.
+extern "C" __global__ void dequant_q8_0_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  const u64 rb = static_cast<u64>(cols / 32) * 34;
+  each_element(out, rows, cols, [&](int r, int c) {
+    const u8* b = w + r * rb + (c / 32) * 34;
+    return __fmul_rn(static_cast<float>(reinterpret_cast<const i8*>(b + 2)[c % 32]), f16_to_f32(*reinterpret_cast<const u16*>(b)));
+  });
+}
+
+// Q4_0: (nibble - 8) * d; element j < 16 in the low nibble of byte j, j >= 16 in the high one of j - 16.
+extern "C" __global__ void dequant_q4_0_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  const u64 rb = static_cast<u64>(cols / 32) * 18;
+  each_element(out, rows, cols, [&](int r, int c) {
+    const u8* b = w + r * rb + (c / 32) * 18;
+    const int j = c % 32, q = (j < 16 ? b[2 + j] & 0xF : b[2 + j - 16] >> 4) - 8;
+    return __fmul_rn(static_cast<float>(q), f16_to_f32(*reinterpret_cast<const u16*>(b)));
+  });
+}
+
+extern "C" __global__ void dequant_f32_f16(const float* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  each_element(out, rows, cols, [&](int r, int c) { return w[static_cast<u64>(r) * cols + c]; });
+}
+
+extern "C" __global__ void dequant_bf16_f16(const u16* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  each_element(out, rows, cols, [&](int r, int c) {
+    return __int_as_float(static_cast<int>(static_cast<u32>(w[static_cast<u64>(r) * cols + c]) << 16));
+  });
+}

@@ -1,0 +1,40 @@
+// Launcher for kernels/dequant_f16.cu (convert.h).
+#include "cuda/ops/convert.h"
+
+#include <algorithm>
+
+#include "core/strings.h"
+
+namespace trueno::cuda {
+
+void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr out) {
+  const std::size_t block = quant_info(type).block_elems;
+  if (cols == 0 || cols % block != 0)
+    throw ShapeError(strcat("cuda dequantize_f16: ", cols, " columns are not a positive multiple of ", quant_info(type).name,
+                            "'s block of ", block));
+  if (rows == 0) return;
+  if (type == QuantType::F16) {
+    check(c.driver().memcpy_dtod_async(out, w, rows * cols * 2, c.stream()), "cuMemcpyDtoDAsync(f16 weights)");
+    return;
+  }
+  const char* name = nullptr;
+  switch (type) {
+    case QuantType::Q4_K: name = "dequant_q4_k_f16"; break;
+    case QuantType::Q5_K: name = "dequant_q5_k_f16"; break;
+    case QuantType::Q6_K: name = "dequant_q6_k_f16"; break;
+    case QuantType::Q8_0: name = "dequant_q8_0_f16"; break;
+    case QuantType::Q4_0: name = "dequant_q4_0_f16"; break;
+    case QuantType::F32: name = "dequant_f32_f16"; break;
+    case QuantType::BF16: name = "dequant_bf16_f16"; break;
+    default:
+      throw InvalidArgument(strcat("cuda dequantize_f16: ", quant_info(type).name, " is not a weight format"));
+  }
+  api::CUfunction f = c.function("dequant_f16", name);
+  int r = static_cast<int>(rows), n = static_cast<int>(cols);
+  void* params[] = {&w, &out, &r, &n};
+  const std::size_t total = rows * cols;
+  const auto grid = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, static_cast<std::size_t>(c.info().sms) * 32));
+  launch(c, f, grid, 1, 256, 1, params);
+}
+
+}  // namespace trueno::cuda

@@ -1,0 +1,15 @@
+// Weight conversion on the device (kernels/dequant_f16.cu): quantized or float rows -> f16 rows, the
+// input of the cuBLAS prefill GEMMs.
+#pragma once
+#include <cstddef>
+
+#include "cuda/context.h"
+#include "trueno/quant.h"
+
+namespace trueno::cuda {
+
+// out[rows][cols] (f16) = the f16 of every weight of w (rows of `type` as in the file), exactly the f16
+// of the CPU decoder's f32 value. Asynchronous on the context's stream.
+void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr out);
+
+}  // namespace trueno::cuda
