@@ -130,6 +130,19 @@ api::CUfunction Context::function(const char* module, const char* name) {
   return f;
 }
 
+api::cublasHandle Context::cublas_handle() {
+  std::lock_guard lock(mu_);
+  if (cublas_ == nullptr) {
+    std::string why;
+    const Cublas* b = cublas(&why);
+    if (b == nullptr) throw CudaError(strcat("cuBLAS is needed for prefill GEMMs: ", why), -1);
+    make_current();
+    check_cublas(b->create(&cublas_), "cublasCreate");
+    check_cublas(b->set_stream(cublas_, stream_), "cublasSetStream");
+  }
+  return cublas_;
+}
+
 void launch(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
             void** params, unsigned shared_bytes) {
   check(c.driver().launch_kernel(f, grid_x, grid_y, 1, block_x, block_y, 1, shared_bytes, c.stream(), params, nullptr),

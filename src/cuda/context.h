@@ -108,6 +108,8 @@ class Context {
   void synchronize() const;
   // Kernel `name` of embedded module `module`, compiled for this device on first use.
   api::CUfunction function(const char* module, const char* name);
+  // A cuBLAS handle bound to the stream, created on first use (CudaError when cuBLAS is missing).
+  api::cublasHandle cublas_handle();
 
  private:
   Context(const Driver& drv, DeviceInfo info);
@@ -118,6 +120,7 @@ class Context {
   api::CUstream stream_ = nullptr;
   std::mutex mu_;
   std::map<std::string, api::CUmodule, std::less<>> modules_;
+  api::cublasHandle cublas_ = nullptr;
 };
 
 template <class Fn>

@@ -10,12 +10,14 @@
 #include <optional>
 #include <fstream>
 #include <random>
+#include <tuple>
 
 #include "contract/contract_spec.h"
 #include "cuda/context.h"
 #include "cuda/kernels.h"
 #include "cuda/nvrtc.h"
 #include "cuda/ops/convert.h"
+#include "cuda/ops/gemm.h"
 #include "cuda/ops/gemv.h"
 #include "cuda/ops/layer.h"
 #include "quant/blocks.h"
@@ -602,6 +604,44 @@ TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
       EXPECT_EQ(got, want) << "f16 weights are copied";
     else
       expect_contract(op, gf, wf16, std::to_string(rows) + "x" + std::to_string(cols));
+  }
+}
+
+// Prefill's product: Q4_K weights -> f16 on the device, f32 activations -> f16, cuBLAS with f32
+// accumulation, against the f64 product of the same f16 values; then beta = 1 adds to y.
+TEST(CudaGpu, CublasGemmF16MatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 8);
+  for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 1, 256}, {333, 17, 512}, {1024, 128, 4096}}) {
+    const auto wf = random_vector(rows * cols, rng, 0.05f), x = random_vector(T * cols, rng), y0 = random_vector(T * rows, rng);
+    const std::size_t rb = quant_row_bytes(QuantType::Q4_K, cols);
+    std::vector<std::byte> w(rows * rb);
+    for (std::size_t r = 0; r < rows; ++r) quantize(QuantType::Q4_K, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));
+    std::vector<float> wd(rows * cols), w16(rows * cols), x16(T * cols);
+    for (std::size_t r = 0; r < rows; ++r)
+      dequantize(QuantRow::view(QuantType::Q4_K, std::span(w).subspan(r * rb, rb), cols), std::span(wd).subspan(r * cols, cols));
+    std::vector<std::uint16_t> h(std::max(wd.size(), x.size()));
+    ops::f32_to_f16(wd, std::span(h).first(wd.size()));
+    ops::f16_to_f32(std::span(h).first(wd.size()), w16);
+    ops::f32_to_f16(x, std::span(h).first(x.size()));
+    ops::f16_to_f32(std::span(h).first(x.size()), x16);
+    std::vector<float> want(T * rows);
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t r = 0; r < rows; ++r) {
+        double acc = 0;
+        for (std::size_t k = 0; k < cols; ++k) acc += double{x16[t * cols + k]} * w16[r * cols + k];
+        want[t * rows + r] = static_cast<float>(acc + y0[t * rows + r]);
+      }
+    DeviceBuffer dw = to_device(w), dx = to_device(x), dy = to_device(y0);
+    DeviceBuffer w_f16(rows * cols * 2), x_f16(T * cols * 2);
+    dequantize_f16(c, QuantType::Q4_K, dw.ptr(), rows, cols, w_f16.ptr());
+    dequantize_f16(c, QuantType::F32, dx.ptr(), T, cols, x_f16.ptr());
+    gemm_f16(c, rows, T, cols, w_f16.ptr(), x_f16.ptr(), dy.ptr(), 1.0f);
+    expect_contract("gemm_f16", from_device(dy, T * rows), want,
+                    std::to_string(T) + "x" + std::to_string(cols) + " times " + std::to_string(rows) + " rows, beta 1");
   }
 }
 
