@@ -200,6 +200,29 @@ std::vector<float> random_vector(std::size_t n, std::mt19937_64& rng, float scal
   return v;
 }
 
+// Q8_K blocks of the device buffers equal the CPU quantizer's of `values` (the GPU's own f32 output).
+void expect_q8_of(const std::vector<float>& values, Q8Activations& q, const std::string& what) {
+  const std::size_t n = values.size();
+  std::vector<std::byte> cpu(quant_row_bytes(QuantType::Q8_K, n));
+  quantize(QuantType::Q8_K, values, cpu);
+  Context::get().synchronize();
+  std::vector<std::int8_t> gq(n);
+  std::vector<float> gd(n / 256);
+  std::vector<std::int16_t> gbs(n / 16);
+  q.q.download(gq.data(), n);
+  q.d.download(gd.data(), gd.size() * 4);
+  q.bsums.download(gbs.data(), gbs.size() * 2);
+  std::size_t mismatches = 0;
+  for (std::size_t b = 0; b < n / 256; ++b) {
+    quant::BlockQ8_K blk;
+    std::memcpy(&blk, cpu.data() + b * sizeof blk, sizeof blk);
+    mismatches += std::memcmp(&blk.d, &gd[b], 4) != 0;
+    for (int i = 0; i < 256; ++i) mismatches += blk.qs[i] != gq[b * 256 + i];
+    for (int g = 0; g < 16; ++g) mismatches += blk.bsums[g] != gbs[b * 16 + g];
+  }
+  EXPECT_EQ(mismatches, 0u) << what;
+}
+
 TEST(CudaGpu, QuantizeQ8KEqualsTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = Context::get();
@@ -208,28 +231,11 @@ TEST(CudaGpu, QuantizeQ8KEqualsTheCpu) {
     auto x = random_vector(n, rng);
     x[7] = 0.0f;
     x[9] = 5.0f, x[200] = -5.0f;  // a tie in magnitude with opposite signs: the first wins
-    std::vector<std::byte> cpu(quant_row_bytes(QuantType::Q8_K, n));
-    quantize(QuantType::Q8_K, x, cpu);
     DeviceBuffer dx(n * 4);
     dx.upload(x.data(), n * 4);
     Q8Activations q(n);
     quantize_q8_k(c, dx.ptr(), q);
-    c.synchronize();
-    std::vector<std::int8_t> gq(n);
-    std::vector<float> gd(n / 256);
-    std::vector<std::int16_t> gbs(n / 16);
-    q.q.download(gq.data(), n);
-    q.d.download(gd.data(), gd.size() * 4);
-    q.bsums.download(gbs.data(), gbs.size() * 2);
-    std::size_t mismatches = 0;
-    for (std::size_t b = 0; b < n / 256; ++b) {
-      quant::BlockQ8_K blk;
-      std::memcpy(&blk, cpu.data() + b * sizeof blk, sizeof blk);
-      mismatches += std::memcmp(&blk.d, &gd[b], 4) != 0;
-      for (int i = 0; i < 256; ++i) mismatches += blk.qs[i] != gq[b * 256 + i];
-      for (int g = 0; g < 16; ++g) mismatches += blk.bsums[g] != gbs[b * 16 + g];
-    }
-    EXPECT_EQ(mismatches, 0u) << "n = " << n;
+    expect_q8_of(x, q, "n = " + std::to_string(n));
   }
   gpu_contract("quantize_q8_k");
 }
@@ -438,29 +444,6 @@ TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
     want.push_back(in ? static_cast<float>(wk[i % n]) : 0.0f), want.push_back(in ? static_cast<float>(wv[i % n]) : 0.0f);
   }
   expect_contract("kv_append", got, want, "f16 bits, 4 slots");
-}
-
-// Q8_K blocks of the device buffers equal the CPU quantizer's of `values` (the GPU's own f32 output).
-void expect_q8_of(const std::vector<float>& values, Q8Activations& q, const std::string& what) {
-  const std::size_t n = values.size();
-  std::vector<std::byte> cpu(quant_row_bytes(QuantType::Q8_K, n));
-  quantize(QuantType::Q8_K, values, cpu);
-  Context::get().synchronize();
-  std::vector<std::int8_t> gq(n);
-  std::vector<float> gd(n / 256);
-  std::vector<std::int16_t> gbs(n / 16);
-  q.q.download(gq.data(), n);
-  q.d.download(gd.data(), gd.size() * 4);
-  q.bsums.download(gbs.data(), gbs.size() * 2);
-  std::size_t mismatches = 0;
-  for (std::size_t b = 0; b < n / 256; ++b) {
-    quant::BlockQ8_K blk;
-    std::memcpy(&blk, cpu.data() + b * sizeof blk, sizeof blk);
-    mismatches += std::memcmp(&blk.d, &gd[b], 4) != 0;
-    for (int i = 0; i < 256; ++i) mismatches += blk.qs[i] != gq[b * 256 + i];
-    for (int g = 0; g < 16; ++g) mismatches += blk.bsums[g] != gbs[b * 16 + g];
-  }
-  EXPECT_EQ(mismatches, 0u) << what;
 }
 
 TEST(CudaGpu, FusedLayerOpsMatchTheCpu) {

@@ -32,6 +32,30 @@ std::vector<float> load_f32(const std::string& path) {
   return v;
 }
 
+// Min per-row cosine (f64) and argmax agreement between two [rows][V] logit sets; max |a - b| too.
+struct RowStats {
+  double min_cos = 1, max_abs = 0;
+  std::size_t agree = 0;
+};
+RowStats compare_rows(const float* a0, const float* b0, std::size_t rows, std::size_t V) {
+  RowStats st;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const float* a = a0 + i * V;
+    const float* b = b0 + i * V;
+    double dot = 0, na = 0, nb = 0;
+    std::size_t ia = 0, ib = 0;
+    for (std::size_t k = 0; k < V; ++k) {
+      dot += double{a[k]} * b[k], na += double{a[k]} * a[k], nb += double{b[k]} * b[k];
+      st.max_abs = std::max(st.max_abs, static_cast<double>(std::fabs(a[k] - b[k])));
+      if (a[k] > a[ia]) ia = k;
+      if (b[k] > b[ib]) ib = k;
+    }
+    st.min_cos = std::min(st.min_cos, dot / std::sqrt(na * nb));
+    st.agree += ia == ib;
+  }
+  return st;
+}
+
 using MakeSequence = std::function<std::unique_ptr<Sequence>(const Model&, std::size_t)>;
 
 void check_greedy_text(const MakeSequence& make) {
@@ -121,21 +145,9 @@ TEST(CudaGpuReference, SynthesizedModelsAgreeWithTheCpu) {
       const auto gpu = make_cuda_sequence(model, ids.size());
       gpu->forward(ids, true);
       const std::size_t V = model.config().n_vocab;
-      double min_cos = 1;
-      std::size_t agree = 0;
-      for (std::size_t r = 0; r < ids.size(); ++r) {
-        const float* a = cpu.logits().data() + r * V;
-        const float* b = gpu->logits().data() + r * V;
-        double dot = 0, na = 0, nb = 0;
-        std::size_t ia = 0, ib = 0;
-        for (std::size_t k = 0; k < V; ++k) {
-          dot += double{a[k]} * b[k], na += double{a[k]} * a[k], nb += double{b[k]} * b[k];
-          if (a[k] > a[ia]) ia = k;
-          if (b[k] > b[ib]) ib = k;
-        }
-        min_cos = std::min(min_cos, dot / std::sqrt(na * nb));
-        agree += ia == ib;
-      }
+      const RowStats st = compare_rows(cpu.logits().data(), gpu->logits().data(), ids.size(), V);
+      const double min_cos = st.min_cos;
+      const std::size_t agree = st.agree;
       std::printf("synth %s %s: cuda vs cpu min cosine %.7f, argmax %zu/%zu\n", arch, quant, min_cos, agree, ids.size());
       EXPECT_GE(min_cos, 0.99) << arch << " " << quant;
       EXPECT_GE(agree * 10, ids.size() * 9) << arch << " " << quant;
@@ -177,22 +189,9 @@ void check_teacher_forced(const Case& c, const MakeSequence& make) {
   s->forward(ids, true);
   const std::size_t V = ref["n_vocab"].get<std::size_t>(), P = prompt.size();
   ASSERT_EQ(want.size(), gen.size() * V);
-  double min_cos = 1, max_abs = 0;
-  std::size_t agree = 0;
-  for (std::size_t i = 0; i < gen.size(); ++i) {
-    const float* a = s->logits().data() + (P - 1 + i) * V;
-    const float* b = want.data() + i * V;
-    double dot = 0, na = 0, nb = 0;
-    std::size_t ia = 0, ib = 0;
-    for (std::size_t k = 0; k < V; ++k) {
-      dot += double{a[k]} * b[k], na += double{a[k]} * a[k], nb += double{b[k]} * b[k];
-      max_abs = std::max(max_abs, static_cast<double>(std::fabs(a[k] - b[k])));
-      if (a[k] > a[ia]) ia = k;
-      if (b[k] > b[ib]) ib = k;
-    }
-    min_cos = std::min(min_cos, dot / std::sqrt(na * nb));
-    agree += ia == ib;
-  }
+  const RowStats st = compare_rows(s->logits().data() + (P - 1) * V, want.data(), gen.size(), V);
+  const double min_cos = st.min_cos, max_abs = st.max_abs;
+  const std::size_t agree = st.agree;
   std::printf("%s on %s: %zu rows, min cosine %.7f, max |d| %.2e, argmax agreement %zu/%zu\n", c.name,
               s->backend_name().c_str(), gen.size(), min_cos, max_abs, agree, gen.size());
   if (c.quantized) {
