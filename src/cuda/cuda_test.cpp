@@ -193,6 +193,10 @@ TEST(Cuda, CubinCacheHitsAndRebuildsCorruptEntries) {
     if (!probe(&why_)) GTEST_SKIP() << "skipped: no CUDA device: " << why_; \
   } while (0)
 
+// Every weight type the CUDA GEMV and conversion kernels take.
+constexpr QuantType kWeightTypes[] = {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0,
+                                      QuantType::Q4_0, QuantType::F32,  QuantType::F16,  QuantType::BF16};
+
 std::vector<float> random_vector(std::size_t n, std::mt19937_64& rng, float scale = 1.0f) {
   std::normal_distribution<float> dist(0.0f, scale);
   std::vector<float> v(n);
@@ -283,8 +287,7 @@ TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   using Shapes = std::vector<std::pair<std::size_t, std::size_t>>;
   const Shapes shapes = {{1, 256}, {7, 512}, {64, 4096}, {1000, 4096}, {333, 14336}};
   const Shapes float_shapes = {{1, 64}, {64, 172}, {37, 333}, {512, 4096}};
-  for (QuantType type : {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::Q4_0, QuantType::F32,
-                         QuantType::F16, QuantType::BF16}) {
+  for (QuantType type : kWeightTypes) {
     const bool quantized = gemv_takes_q8(type);
     const std::string op = "gemv_" + std::string(quant_info(type).name);
     for (auto [rows, cols] : quantized ? shapes : float_shapes) {
@@ -327,8 +330,7 @@ TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = Context::get();
   std::mt19937_64 rng(test_seed() + 5);
-  for (QuantType type : {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::Q4_0, QuantType::F32,
-                         QuantType::F16, QuantType::BF16}) {
+  for (QuantType type : kWeightTypes) {
     const std::string op = "gemv_" + std::string(quant_info(type).name);
     const std::size_t cols = 512, rows[3] = {64, 67, 130};
     const auto x = random_vector(cols, rng);
@@ -565,8 +567,7 @@ TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = Context::get();
   std::mt19937_64 rng(test_seed() + 7);
-  for (QuantType type : {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::Q4_0, QuantType::F32,
-                         QuantType::BF16, QuantType::F16}) {
+  for (QuantType type : kWeightTypes) {
     const std::size_t rows = 37, cols = 768, rb = quant_row_bytes(type, cols);
     const auto wf = random_vector(rows * cols, rng, 0.05f);
     std::vector<std::byte> w(rows * rb);

@@ -109,20 +109,24 @@ void* open_first(const std::vector<std::string>& candidates, std::string* path, 
   return nullptr;
 }
 
+// Opens the first library of `names` (or $env) and resolves `table` from it; "" or why not. `what` names
+// the library in messages ("NVRTC", "cuBLAS").
+template <class Table>
+std::string open_table(Table& table, const char* what, const char* env, std::initializer_list<const char*> names) {
+  std::string path, tried;
+  void* lib = open_first(library_candidates(env, names), &path, &tried);
+  if (lib == nullptr) return strcat(what, " not found (tried ", tried, "; set ", env, "=/path/to/", *names.begin(), ")");
+  std::string why = resolve_all(lib, table, path.c_str());
+  if (why.empty()) table.library = path;
+  return why;
+}
+
 Loaded& load_nvrtc() {
   static std::once_flag once;
   Loaded& l = state();  // NVRTC does not need the driver: kernels compile on machines without a GPU
   std::call_once(once, [&l] {
-    std::string path, tried;
-    void* lib = open_first(library_candidates("TRUENO_NVRTC", {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"}),
-                           &path, &tried);
-    if (lib == nullptr) {
-      l.nvrtc_why = strcat("NVRTC not found (tried ", tried, "; set TRUENO_NVRTC=/path/to/libnvrtc.so)");
-      return;
-    }
-    l.nvrtc_why = resolve_all(lib, l.nvrtc, path.c_str());
+    l.nvrtc_why = open_table(l.nvrtc, "NVRTC", "TRUENO_NVRTC", {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"});
     if (!l.nvrtc_why.empty()) return;
-    l.nvrtc.library = path;
     l.nvrtc.version(&l.nvrtc.major, &l.nvrtc.minor);
     l.nvrtc_ok = true;
   });
@@ -133,19 +137,9 @@ Loaded& load_cublas() {
   static std::once_flag once;
   Loaded& l = state();
   std::call_once(once, [&l] {
-    std::string path, tried;
-    void* lib = open_first(library_candidates("TRUENO_CUBLAS", {"libcublas.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so.11"}),
-                           &path, &tried);
-    if (lib == nullptr) {
-      l.cublas_why = strcat("cuBLAS not found (tried ", tried, "; set TRUENO_CUBLAS=/path/to/libcublas.so)");
-      return;
-    }
-    l.cublas_why = resolve_all(lib, l.cublas, path.c_str());
+    l.cublas_why = open_table(l.cublas, "cuBLAS", "TRUENO_CUBLAS", {"libcublas.so", "libcublas.so.13", "libcublas.so.12", "libcublas.so.11"});
     if (!l.cublas_why.empty()) return;
-    l.cublas.library = path;
-    l.cublas.get_property(0, &l.cublas.major);
-    l.cublas.get_property(1, &l.cublas.minor);
-    l.cublas.get_property(2, &l.cublas.patch);
+    for (int p = 0; p < 3; ++p) l.cublas.get_property(p, p == 0 ? &l.cublas.major : p == 1 ? &l.cublas.minor : &l.cublas.patch);
     l.cublas_ok = true;
   });
   return l;

@@ -217,28 +217,21 @@ TEST_P(CudaGpuLogitsTest, TeacherForcedRowsAgree) {
   check_teacher_forced(GetParam(), [](const Model& m, std::size_t n) { return make_cuda_sequence(m, n); });
 }
 
-INSTANTIATE_TEST_SUITE_P(Real, LogitsTest,
-                         ::testing::Values(Case{"stories260K.once", false, 1.5e-2}, Case{"stories260K.lily", false, 1.5e-2},
-                                           Case{"stories260K-f16.once", false, 4e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
-                                           Case{"tiny-llama-q4_k_m.hello", true, 0}, Case{"tiny-llama-q6_k.hello", true, 0},
-                                           Case{"tiny-llama-q8_0.hello", true, 0}, Case{"tiny2-qwen2-q4_k_m.hello", true, 0}),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
-INSTANTIATE_TEST_SUITE_P(Real, CudaGpuLogitsTest,
-                         ::testing::Values(Case{"stories260K.once", false, 1.5e-2}, Case{"stories260K.lily", false, 1.5e-2},
-                                           Case{"stories260K-f16.once", false, 4e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
-                                           Case{"tiny-llama-q4_k_m.hello", true, 0}, Case{"tiny-llama-q6_k.hello", true, 0},
-                                           Case{"tiny-llama-q8_0.hello", true, 0}, Case{"tiny2-qwen2-q4_k_m.hello", true, 0}),
-                         [](const auto& info) {
-                           std::string n = info.param.name;
-                           for (char& ch : n)
-                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-                           return n;
-                         });
+// The recordings and their bounds, for the CPU and the CUDA pass alike.
+const auto kCases = ::testing::Values(Case{"stories260K.once", false, 1.5e-2}, Case{"stories260K.lily", false, 1.5e-2},
+                                      Case{"stories260K-f16.once", false, 4e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
+                                      Case{"tiny-llama-q4_k_m.hello", true, 0}, Case{"tiny-llama-q6_k.hello", true, 0},
+                                      Case{"tiny-llama-q8_0.hello", true, 0}, Case{"tiny2-qwen2-q4_k_m.hello", true, 0});
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+  std::string n = info.param.name;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Real, LogitsTest, kCases, case_name);
+INSTANTIATE_TEST_SUITE_P(Real, CudaGpuLogitsTest, kCases, case_name);
 
 TEST(Model, MissingTensorsAndUnknownArchitecturesAreNamed) {
   gguf::Writer w;
