@@ -121,6 +121,7 @@ class Context {
   std::mutex mu_;
   std::map<std::string, api::CUmodule, std::less<>> modules_;
   api::cublasHandle cublas_ = nullptr;
+  DeviceBuffer cublas_workspace_;
 };
 
 template <class Fn>

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "contract/contract_spec.h"
+#include "cuda/cuda_test_support.h"
 #include "cuda/context.h"
 #include "cuda/kernels.h"
 #include "cuda/nvrtc.h"
@@ -28,23 +29,8 @@
 namespace trueno::cuda {
 namespace {
 
-std::uint64_t test_seed() {
-  static const std::uint64_t s = [] {
-    const char* env = std::getenv("TRUENO_TEST_SEED");
-    const std::uint64_t v = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("[cuda] seed %llu (rerun with TRUENO_TEST_SEED=%llu)\n", static_cast<unsigned long long>(v),
-                static_cast<unsigned long long>(v));
-    return v;
-  }();
-  return s;
-}
+using namespace testing;
 
-YAML::Node gpu_contract(const std::string& op) {
-  const YAML::Node root = YAML::LoadFile(test::contracts_dir() + "/gpu/cuda.yaml");
-  const YAML::Node node = root["ops"][op];
-  if (!node) ADD_FAILURE() << "contracts/gpu/cuda.yaml has no contract for CUDA op '" << op << "'";
-  return node;
-}
 
 TEST(Cuda, BackendReportSaysWhyWhenUnavailable) {
   std::string why;
@@ -186,23 +172,6 @@ TEST(Cuda, CubinCacheHitsAndRebuildsCorruptEntries) {
   std::filesystem::remove_all(dir);
 }
 
-// Every CudaGpu test starts with this: a visible skip without a device.
-#define TRUENO_REQUIRE_CUDA_DEVICE()                              \
-  do {                                                            \
-    std::string why_;                                             \
-    if (!probe(&why_)) GTEST_SKIP() << "skipped: no CUDA device: " << why_; \
-  } while (0)
-
-// Every weight type the CUDA GEMV and conversion kernels take.
-constexpr QuantType kWeightTypes[] = {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0,
-                                      QuantType::Q4_0, QuantType::F32,  QuantType::F16,  QuantType::BF16};
-
-std::vector<float> random_vector(std::size_t n, std::mt19937_64& rng, float scale = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, scale);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // Q8_K blocks of the device buffers equal the CPU quantizer's of `values` (the GPU's own f32 output).
 void expect_q8_of(const std::vector<float>& values, Q8Activations& q, const std::string& what) {
@@ -244,41 +213,6 @@ TEST(CudaGpu, QuantizeQ8KEqualsTheCpu) {
   gpu_contract("quantize_q8_k");
 }
 
-// Checks gpu against cpu by the op's gpu_vs_cpu or gpu_vs_cpu_exact obligation; prints the measures.
-void expect_contract(const std::string& op, const std::vector<float>& gpu, const std::vector<float>& cpu, const std::string& what) {
-  const YAML::Node ob = gpu_contract(op)["obligations"][0];
-  ASSERT_EQ(gpu.size(), cpu.size());
-  if (ob["type"].as<std::string>() == "gpu_vs_cpu_exact") {
-    std::size_t diff = 0;
-    for (std::size_t i = 0; i < gpu.size(); ++i) diff += std::memcmp(&gpu[i], &cpu[i], 4) != 0;
-    std::printf("%s %s: %zu of %zu differ\n", op.c_str(), what.c_str(), diff, gpu.size());
-    EXPECT_EQ(diff, 0u) << op << " " << what;
-    return;
-  }
-  double dot = 0, na = 0, nb = 0, err = 0;
-  for (std::size_t i = 0; i < gpu.size(); ++i) {
-    dot += double{gpu[i]} * cpu[i], na += double{gpu[i]} * gpu[i], nb += double{cpu[i]} * cpu[i];
-    err += (double{gpu[i]} - cpu[i]) * (double{gpu[i]} - cpu[i]);
-  }
-  const double cosine = na == 0 && nb == 0 ? 1.0 : dot / std::sqrt(na * nb), nmse = nb == 0 ? err : err / nb;
-  std::printf("%s %s: cosine %.9f, nmse %.3e\n", op.c_str(), what.c_str(), cosine, nmse);
-  EXPECT_GE(cosine, ob["min_cosine"].as<double>()) << op << " " << what;
-  EXPECT_LE(nmse, ob["max_nmse"].as<double>()) << op << " " << what;
-}
-
-DeviceBuffer to_device(const void* p, std::size_t bytes) {
-  DeviceBuffer b(bytes);
-  b.upload(p, bytes);
-  return b;
-}
-template <class T>
-DeviceBuffer to_device(const std::vector<T>& v) { return to_device(v.data(), v.size() * sizeof(T)); }
-std::vector<float> from_device(const DeviceBuffer& b, std::size_t n) {
-  Context::get().synchronize();
-  std::vector<float> v(n);
-  b.download(v.data(), n * 4);
-  return v;
-}
 
 TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();

@@ -117,8 +117,13 @@ constexpr int kCublasGemmDefault = -1;
   X(cublasStatus, create, "cublasCreate_v2", (cublasHandle * handle))                                         \
   X(cublasStatus, destroy, "cublasDestroy_v2", (cublasHandle handle))                                         \
   X(cublasStatus, set_stream, "cublasSetStream_v2", (cublasHandle handle, CUstream stream))                   \
+  X(cublasStatus, set_workspace, "cublasSetWorkspace_v2", (cublasHandle handle, void* workspace, std::size_t bytes)) \
   X(cublasStatus, gemm_ex, "cublasGemmEx",                                                                    \
     (cublasHandle handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a, int a_type, \
-     int lda, const void* b, int b_type, int ldb, const void* beta, void* c, int c_type, int ldc, int compute, int algo))
+     int lda, const void* b, int b_type, int ldb, const void* beta, void* c, int c_type, int ldc, int compute, int algo)) \
+  X(cublasStatus, gemm_strided_batched_ex, "cublasGemmStridedBatchedEx",                                      \
+    (cublasHandle handle, int transa, int transb, int m, int n, int k, const void* alpha, const void* a, int a_type, \
+     int lda, long long stride_a, const void* b, int b_type, int ldb, long long stride_b, const void* beta, void* c,   \
+     int c_type, int ldc, long long stride_c, int batch, int compute, int algo))
 
 }  // namespace trueno::cuda::api

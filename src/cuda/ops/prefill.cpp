@@ -1,0 +1,99 @@
+// Launchers for kernels/prefill_ops.cu and the prefill attention (prefill.h).
+//
+// Attention in cuBLAS's column-major terms, for head h (KV head g = h / group):
+//   S_h (n_keys x T, ld n_keys) = K_g^T Q_h    K_g: hd x n_keys at k_cache + g hd, ld kv_row
+//                                              Q_h: hd x T at q16 + h hd, ld n_head hd
+//   P_h = softmax_causal(S_h) (f16)
+//   O_h (hd x T, ld n_head hd)  = V_g P_h      V_g: hd x n_keys at v_cache + g hd, ld kv_row
+// Heads h = g group + r for one r have constant strides (g -> g + 1), so each r is one strided-batched
+// call over the KV heads.
+#include "cuda/ops/prefill.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+
+#include "core/strings.h"
+
+namespace trueno::cuda {
+namespace {
+
+api::CUfunction fn(Context& c, const char* name) { return c.function("prefill_ops", name); }
+
+unsigned blocks(std::size_t n, unsigned per) { return static_cast<unsigned>((n + per - 1) / per); }
+
+}  // namespace
+
+void cast_f16(Context& c, api::CUdeviceptr x, api::CUdeviceptr y, std::size_t n) {
+  if (n == 0) return;
+  static api::CUfunction f = fn(c, "cast_f16");
+  unsigned long long nn = n;
+  void* params[] = {&x, &y, &nn};
+  launch(c, f, std::min(blocks(n, 256), static_cast<unsigned>(c.info().sms) * 16), 1, 256, 1, params);
+}
+
+void add_rows(Context& c, api::CUdeviceptr y, api::CUdeviceptr b, std::size_t rows, std::size_t n) {
+  if (rows == 0 || n == 0) return;
+  static api::CUfunction f = fn(c, "add_rows");
+  int nn = static_cast<int>(n);
+  void* params[] = {&y, &b, &nn};
+  launch(c, f, blocks(n, 256), static_cast<unsigned>(rows), 256, 1, params);
+}
+
+void rope_append_rows(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, std::size_t T, int n_head, int n_kv,
+                      int pos0, const RopeParams& p, api::CUdeviceptr q16, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache) {
+  if (T == 0) return;
+  if (p.head_dim % 2 != 0 || p.rope_dim % 2 != 0 || p.rope_dim > p.head_dim)
+    throw InvalidArgument(strcat("cuda rope: rope dimension ", p.rope_dim, " and head size ", p.head_dim, " must be even, rope <= head"));
+  static api::CUfunction f = fn(c, "rope_append_rows");
+  int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0;
+  float ts = p.theta_scale;
+  api::CUdeviceptr freqs = p.freqs;
+  void* params[] = {&q, &k, &v, &n_head, &n_kv, &hd, &rd, &pos0, &ts, &freqs, &neox, &q16, &k_cache, &v_cache};
+  const std::size_t threads = static_cast<std::size_t>(n_head + n_kv) * (rd / 2) + static_cast<std::size_t>(n_kv + n_head) * hd;
+  launch(c, f, blocks(threads, 128), static_cast<unsigned>(T), 128, 1, params);
+}
+
+void PrefillAttentionScratch::reserve(std::size_t T, std::size_t n_keys, int n_head) {
+  const std::size_t n = T * n_keys * static_cast<std::size_t>(n_head);
+  if (scores.bytes() < n * 4) scores = DeviceBuffer(), scores = DeviceBuffer(n * 4);
+  if (weights.bytes() < n * 2) weights = DeviceBuffer(), weights = DeviceBuffer(n * 2);
+}
+
+void attention_prefill(Context& c, api::CUdeviceptr q16, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
+                       std::size_t T, int pos0, PrefillAttentionScratch& a, int n_head, int hd, int group, int kv_row) {
+  if (T == 0) return;
+  const std::size_t n_keys = static_cast<std::size_t>(pos0) + T;
+  if (n_keys > INT_MAX || T * n_keys > INT_MAX || group < 1 || n_head % group != 0)
+    throw ShapeError(strcat("cuda attention_prefill: ", T, " tokens over ", n_keys, " positions, ", n_head, " heads in groups of ",
+                            group, " are outside its sizes"));
+  a.reserve(T, n_keys, n_head);
+  const Cublas* b = cublas();
+  const api::cublasHandle h = c.cublas_handle();
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd)), one = 1.0f, zero = 0.0f;
+  const int nk = static_cast<int>(n_keys), t = static_cast<int>(T), kv_heads = n_head / group, q_ld = n_head * hd;
+  const long long plane = static_cast<long long>(T) * nk;  // one head's scores
+  const auto ptr = [](api::CUdeviceptr p, long long offset_elems, int elem_bytes) {
+    return reinterpret_cast<void*>(p + static_cast<api::CUdeviceptr>(offset_elems) * elem_bytes);
+  };
+  for (int r = 0; r < group; ++r)
+    check_cublas(b->gemm_strided_batched_ex(h, api::kCublasOpT, api::kCublasOpN, nk, t, hd, &scale, ptr(k_cache, 0, 2), api::kCudaR16F,
+                                            kv_row, hd, ptr(q16, static_cast<long long>(r) * hd, 2), api::kCudaR16F, q_ld,
+                                            static_cast<long long>(group) * hd, &zero, ptr(a.scores.ptr(), r * plane, 4), api::kCudaR32F,
+                                            nk, group * plane, kv_heads, api::kCublasCompute32F, api::kCublasGemmDefault),
+                 "cublasGemmStridedBatchedEx(attention scores)");
+  static api::CUfunction softmax = fn(c, "softmax_causal");
+  api::CUdeviceptr s = a.scores.ptr(), p = a.weights.ptr();
+  int keys = nk;
+  void* params[] = {&s, &p, &keys, &pos0};
+  launch(c, softmax, static_cast<unsigned>(T), static_cast<unsigned>(n_head), 256, 1, params);
+  for (int r = 0; r < group; ++r)
+    check_cublas(b->gemm_strided_batched_ex(h, api::kCublasOpN, api::kCublasOpN, hd, t, nk, &one, ptr(v_cache, 0, 2), api::kCudaR16F,
+                                            kv_row, hd, ptr(a.weights.ptr(), r * plane, 2), api::kCudaR16F, nk, group * plane, &zero,
+                                            ptr(out, static_cast<long long>(r) * hd, 4), api::kCudaR32F, q_ld,
+                                            static_cast<long long>(group) * hd, kv_heads, api::kCublasCompute32F,
+                                            api::kCublasGemmDefault),
+                 "cublasGemmStridedBatchedEx(attention weights x values)");
+}
+
+}  // namespace trueno::cuda

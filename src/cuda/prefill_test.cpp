@@ -1,0 +1,180 @@
+// The prefill ops (kernels/prefill_ops.cu, ops/prefill.h, ops/gemm.h) against the CPU forward pass's
+// arithmetic, by the obligations of contracts/gpu/cuda.yaml (CudaGpu.*: a visible skip without a device).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_test_support.h"
+#include "cuda/ops/gemm.h"
+#include "cuda/ops/prefill.h"
+#include "trueno/ops.h"
+
+namespace trueno::cuda {
+namespace {
+
+using namespace testing;
+
+std::vector<float> f16_bits_as_floats(const DeviceBuffer& b, std::size_t n, std::size_t offset_elems = 0) {
+  Context::get().synchronize();
+  std::vector<std::uint16_t> h(n);
+  b.download(h.data(), n * 2, offset_elems * 2);
+  std::vector<float> f(n);
+  ops::f16_to_f32(h, f);
+  return f;
+}
+
+std::vector<float> rounded_to_f16(const std::vector<float>& x) {
+  std::vector<std::uint16_t> h(x.size());
+  std::vector<float> r(x.size());
+  ops::f32_to_f16(x, h);
+  ops::f16_to_f32(h, r);
+  return r;
+}
+
+TEST(CudaGpu, PrefillElementwiseOpsMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 20);
+  for (std::size_t n : {1u, 1000u, 3u * 4096u + 7u}) {
+    const auto x = random_vector(n, rng, 30.0f);
+    DeviceBuffer dx = to_device(x), y(n * 2);
+    cast_f16(c, dx.ptr(), y.ptr(), n);
+    expect_contract("cast_f16", f16_bits_as_floats(y, n), rounded_to_f16(x), std::to_string(n));
+  }
+  const std::size_t rows = 7, n = 300;
+  const auto y = random_vector(rows * n, rng), b = random_vector(n, rng);
+  std::vector<float> want = y;
+  for (std::size_t r = 0; r < rows; ++r)
+    for (std::size_t i = 0; i < n; ++i) want[r * n + i] += b[i];
+  DeviceBuffer dy = to_device(y), db = to_device(b);
+  add_rows(c, dy.ptr(), db.ptr(), rows, n);
+  expect_contract("add_rows", from_device(dy, rows * n), want, "7 x 300");
+}
+
+// Session::rope of realizar's CPU pass, for one token's heads.
+void rope_cpu(float* v, int heads, int hd, int rope_dim, bool neox, const std::vector<float>& freqs, float ts, int pos) {
+  float theta = static_cast<float>(pos);
+  for (int i = 0; i < rope_dim / 2; ++i, theta *= ts) {
+    const float t = freqs.empty() ? theta : theta / freqs[i], cs = std::cos(t), sn = std::sin(t);
+    for (int h = 0; h < heads; ++h) {
+      float* p = v + h * hd;
+      const int a = neox ? i : 2 * i, b = neox ? i + rope_dim / 2 : 2 * i + 1;
+      const float x0 = p[a], x1 = p[b];
+      p[a] = x0 * cs - x1 * sn, p[b] = x0 * sn + x1 * cs;
+    }
+  }
+}
+
+TEST(CudaGpu, RopeAppendRowsMatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 21);
+  struct Shape { int n_head, n_kv, hd, rope_dim; bool neox, freqs; int T, pos0; };
+  for (Shape sh : {Shape{8, 4, 8, 8, false, false, 5, 0}, Shape{32, 8, 128, 128, false, true, 33, 100},
+                   Shape{14, 2, 64, 64, true, false, 17, 3}, Shape{4, 2, 64, 32, false, false, 9, 4000}}) {
+    const int q_row = sh.n_head * sh.hd, kv_row = sh.n_kv * sh.hd, slots = sh.pos0 + sh.T + 2;
+    const std::size_t T = sh.T;
+    auto q = random_vector(T * q_row, rng), k = random_vector(T * kv_row, rng), v = random_vector(T * kv_row, rng);
+    std::vector<float> freqs;
+    if (sh.freqs)
+      for (int i = 0; i < sh.rope_dim / 2; ++i) freqs.push_back(1.0f + static_cast<float>(i % 5));
+    const float ts = std::pow(10000.0f, -2.0f / static_cast<float>(sh.rope_dim));
+    DeviceBuffer dq = to_device(q), dk = to_device(k), dv = to_device(v), df = to_device(freqs.empty() ? std::vector<float>{0} : freqs);
+    DeviceBuffer q16(T * q_row * 2), kc(static_cast<std::size_t>(slots) * kv_row * 2), vc(static_cast<std::size_t>(slots) * kv_row * 2);
+    rope_append_rows(c, dq.ptr(), dk.ptr(), dv.ptr(), T, sh.n_head, sh.n_kv, sh.pos0,
+                     RopeParams{sh.hd, sh.rope_dim, ts, sh.freqs ? df.ptr() : 0, sh.neox}, q16.ptr(), kc.ptr(), vc.ptr());
+    for (std::size_t t = 0; t < T; ++t) {
+      rope_cpu(q.data() + t * q_row, sh.n_head, sh.hd, sh.rope_dim, sh.neox, freqs, ts, sh.pos0 + static_cast<int>(t));
+      rope_cpu(k.data() + t * kv_row, sh.n_kv, sh.hd, sh.rope_dim, sh.neox, freqs, ts, sh.pos0 + static_cast<int>(t));
+    }
+    const std::string what = std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " x " + std::to_string(sh.hd) + " rope " +
+                             std::to_string(sh.rope_dim) + ", " + std::to_string(sh.T) + " tokens at " + std::to_string(sh.pos0);
+    const std::size_t at = static_cast<std::size_t>(sh.pos0) * kv_row;
+    expect_contract("rope_append_rows", f16_bits_as_floats(q16, q.size()), rounded_to_f16(q), "q16 " + what);
+    expect_contract("rope_append_rows", f16_bits_as_floats(kc, k.size(), at), rounded_to_f16(k), "k cache " + what);
+    expect_contract("rope_append_rows", f16_bits_as_floats(vc, v.size(), at), rounded_to_f16(v), "v cache " + what);
+  }
+}
+
+// The CPU pass's attention (Session::attention) in f64: q and the softmax weights rounded to f16, token
+// t sees positions j <= pos0 + t of the f16 cache.
+std::vector<float> attention_cpu(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v, int T, int pos0,
+                                 int n_head, int hd, int group, int kv_row) {
+  std::vector<float> out(static_cast<std::size_t>(T) * n_head * hd);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  for (int t = 0; t < T; ++t)
+    for (int h = 0; h < n_head; ++h) {
+      const int kvh = h / group, n = pos0 + t + 1;
+      const std::vector<float> qh =
+          rounded_to_f16(std::vector<float>(q.begin() + (t * n_head + h) * hd, q.begin() + (t * n_head + h + 1) * hd));
+      std::vector<float> s(n);
+      for (int j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int d = 0; d < hd; ++d) dot += double{k[static_cast<std::size_t>(j) * kv_row + kvh * hd + d]} * qh[d];
+        s[j] = static_cast<float>(dot) * scale;
+      }
+      ops::softmax(s, s);
+      s = rounded_to_f16(s);
+      for (int d = 0; d < hd; ++d) {
+        double acc = 0;
+        for (int j = 0; j < n; ++j) acc += double{s[j]} * v[static_cast<std::size_t>(j) * kv_row + kvh * hd + d];
+        out[(static_cast<std::size_t>(t) * n_head + h) * hd + d] = static_cast<float>(acc);
+      }
+    }
+  return out;
+}
+
+TEST(CudaGpu, AttentionPrefillMatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 22);
+  struct Shape { int n_head, n_kv, hd, T, pos0; };
+  PrefillAttentionScratch scratch;  // reused across shapes: it grows
+  for (Shape sh : {Shape{8, 4, 8, 1, 0}, Shape{8, 4, 8, 12, 0}, Shape{8, 8, 8, 7, 30}, Shape{32, 8, 128, 64, 0},
+                   Shape{14, 2, 64, 40, 77}, Shape{32, 32, 128, 128, 5}}) {
+    const int kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv, n_keys = sh.pos0 + sh.T;
+    const auto q = random_vector(static_cast<std::size_t>(sh.T) * sh.n_head * sh.hd, rng);
+    const auto k = rounded_to_f16(random_vector(static_cast<std::size_t>(n_keys) * kv_row, rng)),
+               v = rounded_to_f16(random_vector(static_cast<std::size_t>(n_keys) * kv_row, rng));
+    std::vector<std::uint16_t> q16(q.size()), kc(k.size()), vc(v.size());
+    ops::f32_to_f16(q, q16), ops::f32_to_f16(k, kc), ops::f32_to_f16(v, vc);
+    DeviceBuffer dq = to_device(q16), dk = to_device(kc), dv = to_device(vc), out(q.size() * 4);
+    attention_prefill(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), sh.T, sh.pos0, scratch, sh.n_head, sh.hd, group, kv_row);
+    gpu_contract("softmax_causal");
+    expect_contract("attention_prefill", from_device(out, q.size()),
+                    attention_cpu(q, k, v, sh.T, sh.pos0, sh.n_head, sh.hd, group, kv_row),
+                    std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " +
+                        std::to_string(sh.T) + " tokens after " + std::to_string(sh.pos0));
+  }
+}
+
+// F32 weights are multiplied as f32 (no rounding to f16): against the f64 product.
+TEST(CudaGpu, CublasGemmF32MatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 23);
+  for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 2, 64}, {333, 17, 512}, {1024, 128, 4096}}) {
+    const auto w = random_vector(rows * cols, rng, 0.05f), x = random_vector(T * cols, rng), y0 = random_vector(T * rows, rng);
+    std::vector<float> want(T * rows);
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t r = 0; r < rows; ++r) {
+        double acc = 0;
+        for (std::size_t k = 0; k < cols; ++k) acc += double{x[t * cols + k]} * w[r * cols + k];
+        want[t * rows + r] = static_cast<float>(acc + y0[t * rows + r]);
+      }
+    DeviceBuffer dw = to_device(w), dx = to_device(x), dy = to_device(y0);
+    gemm(c, GemmOperand::F32, rows, T, cols, dw.ptr(), dx.ptr(), dy.ptr(), 1.0f);
+    expect_contract("gemm_f32", from_device(dy, T * rows), want,
+                    std::to_string(T) + "x" + std::to_string(cols) + " times " + std::to_string(rows) + " rows, beta 1");
+  }
+}
+
+}  // namespace
+}  // namespace trueno::cuda
