@@ -60,7 +60,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
     const Model model(file, Config::from_gguf(file));
     const auto& c = model.config();
     const std::size_t ctx = static_cast<std::size_t>(std::max(1, std::max(o->p, o->n)));
-    const auto seq = make_sequence(model, ctx, forced);
+    const auto seq = make_sequence(model, ctx, forced, o->m.cuda());
     Sequence& session = *seq;
     std::mt19937 rng(1);
     std::vector<std::int32_t> prompt(static_cast<std::size_t>(o->p));

@@ -63,7 +63,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     std::size_t ctx = o->ctx > 0 ? static_cast<std::size_t>(o->ctx) : std::min(limit, ids.size() + o->n);
     if (ids.size() + 1 > ctx && o->n > 0)
       throw trueno::InvalidArgument("the prompt (" + std::to_string(ids.size()) + " tokens) leaves no room in a context of " + std::to_string(ctx) + " positions (-c)");
-    const auto seq = make_sequence(model, std::max<std::size_t>(ctx, ids.size()), forced);  // CUDA: uploads the weights
+    const auto seq = make_sequence(model, std::max<std::size_t>(ctx, ids.size()), forced, o->m.cuda());  // CUDA: uploads the weights
     Sequence& session = *seq;
     const double load_s = seconds_since(t_load);
 
@@ -95,7 +95,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     const double gen_s = seconds_since(t_gen);
     std::fprintf(stderr, "\nbackend: %s | load: %.1f ms | prompt: %zu tokens, %.1f tok/s | generation: %d tokens, %.1f tok/s\n", session.backend_name().c_str(), load_s * 1e3,
                  n_prompt, n_prompt / prompt_s, generated, generated > 0 ? generated / gen_s : 0.0);
-    const bool gpu = session.backend_name() == "cuda";
+    const bool gpu = session.backend_name().starts_with("cuda");
     std::fprintf(stderr, "memory: model %.1f MiB (mapped%s) + KV cache %.2f MiB%s (%zu positions) | peak RSS %.1f MiB\n",
                  file.file_size() / 1048576.0, gpu ? "; its weights also on the GPU" : "", session.kv_bytes() / 1048576.0,
                  gpu ? " on the GPU" : "", session.n_ctx(), peak_rss_mib());

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "realizar/gguf.h"
@@ -105,12 +106,30 @@ class Session final : public Sequence {
   void rope(float* v, std::size_t n_heads, std::size_t pos) const;
 };
 
-// The CUDA sequence (forward_cuda.cpp): weights uploaded once, decode kernels one token at a time.
-// Throws trueno::BackendUnavailable without a CUDA device, InvalidArgument for a weight type that has no
-// CUDA kernel yet (naming the tensor).
-std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx);
+// How the CUDA sequence multiplies (the commands' --decode-gemv and --prefill-precision).
+struct CudaOptions {
+  // Decode products: the fused quantized GEMV kernels, or (the baseline they are measured against)
+  // every matrix dequantized to f16 once at load and multiplied by cuBLAS.
+  enum class DecodeGemv { Fused, CublasF16 } decode_gemv = DecodeGemv::Fused;
+  // Prompt batches: cuBLAS products of f16 operands (f32 accumulation), or FP8 E4M3 operands with
+  // per-tensor scales (cuBLASLt), or no batching (every prompt token through the decode step).
+  enum class Prefill { F16, FP8, TokenByToken } prefill = Prefill::F16;
+  // Most tokens per prompt batch; 0: chosen from the context size (tests set small ones).
+  std::size_t prefill_chunk = 0;
+};
+
+// Parses "fused" / "cublas-f16" and "f16" / "fp8" / "tokens"; InvalidArgument naming the accepted values.
+CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s);
+CudaOptions::Prefill parse_prefill_precision(std::string_view s);
+
+// The CUDA sequence (forward_cuda.cpp): weights uploaded once; prompts in batches through cuBLAS
+// (prefill_cuda.cpp), generated tokens one at a time through the decode kernels. Throws
+// trueno::BackendUnavailable without a CUDA device, InvalidArgument for a weight type that has no CUDA
+// kernel yet (naming the tensor).
+std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx, const CudaOptions& options = {});
 
 // A sequence on `backend` (CUDA, or a CPU backend, which the caller has selected with trueno::set_backend).
-std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend);
+std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend,
+                                        const CudaOptions& cuda = {});
 
 }  // namespace realizar

@@ -191,8 +191,9 @@ namespace realizar {
 
 std::string Session::backend_name() const { return std::string(trueno::name(trueno::current_backend())); }
 
-std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend) {
-  if (backend == trueno::Backend::CUDA) return make_cuda_sequence(m, n_ctx);
+std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend,
+                                        const CudaOptions& cuda) {
+  if (backend == trueno::Backend::CUDA) return make_cuda_sequence(m, n_ctx, cuda);
   return std::make_unique<Session>(m, n_ctx);
 }
 

@@ -1,5 +1,6 @@
-// The forward pass on a CUDA device, one token at a time with the decode kernels (src/cuda/ops): the
-// same steps as the CPU pass (forward.cpp), each a kernel launch on one stream:
+// The forward pass on a CUDA device for generated tokens, one at a time with the decode kernels
+// (src/cuda/ops; prompts go in batches through prefill_cuda.cpp): the same steps as the CPU pass
+// (forward.cpp), each a kernel launch on one stream:
 //   x = embed(token)                                 (the row is dequantized on the CPU and uploaded)
 //   per layer: h = rmsnorm(x); q,k,v = Wq h (+bq), Wk h (+bk), Wv h (+bv); rope(q, k); cache k, v
 //              x += Wo attention(q, cache); h = rmsnorm(x); x += Wdown (silu(Wgate h) * (Wup h))
@@ -21,31 +22,28 @@
 #include <cstring>
 #include <string_view>
 
-#include "cuda/context.h"
-#include "cuda/ops/gemv.h"
-#include "cuda/ops/layer.h"
-#include "realizar/model.h"
+#include "cuda/ops/convert.h"
+#include "cuda/ops/gemm.h"
+#include "model/cuda_sequence.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
 
 namespace realizar {
+namespace cuda_forward {
 namespace {
 
-namespace cu = trueno::cuda;
 using trueno::QuantType;
 
-struct DeviceMatrix {
-  QuantType type = QuantType::F32;
-  cu::DeviceBuffer data;
-  std::size_t rows = 0, cols = 0;
-};
-
-DeviceMatrix upload(const Matrix& m, const std::string& name) {
+DeviceMatrix upload(const Matrix& m, const std::string& name, bool keep_f16) {
   if (!cu::gemv_supports(m.type))
     throw trueno::InvalidArgument(strcat("cuda: tensor '", name, "' is ", trueno::quant_info(m.type).name,
                                          ", which has no CUDA kernel yet (supported: q4_0, q8_0, q4_k, q5_k, q6_k, f16, bf16, f32)"));
-  DeviceMatrix d{m.type, cu::DeviceBuffer(m.data.size()), m.rows, m.cols};
+  DeviceMatrix d{m.type, cu::DeviceBuffer(m.data.size()), m.rows, m.cols, {}};
   d.data.upload(m.data.data(), m.data.size());
+  if (keep_f16 && m.type != QuantType::F32) {
+    d.f16 = cu::DeviceBuffer(m.rows * m.cols * 2);
+    cu::dequantize_f16(cu::Context::get(), m.type, d.data.ptr(), m.rows, m.cols, d.f16.ptr());
+  }
   return d;
 }
 
@@ -55,63 +53,18 @@ cu::DeviceBuffer upload(const std::vector<float>& v) {
   return b;
 }
 
-struct DeviceLayer {
-  cu::DeviceBuffer attn_norm, ffn_norm, bq, bk, bv;
-  DeviceMatrix wq, wk, wv, wo, gate, up, down;
-};
-
-class CudaSequence final : public Sequence {
- public:
-  CudaSequence(const Model& m, std::size_t n_ctx);
-  std::size_t n_ctx() const override { return n_ctx_; }
-  std::size_t pos() const override { return pos_; }
-  void reset() override { pos_ = 0; }
-  std::size_t kv_bytes() const override { return k_cache_.bytes() + v_cache_.bytes(); }
-  void forward(std::span<const std::int32_t> tokens, bool all_logits) override;
-  std::span<const float> logits() const override { return logits_; }
-  std::string backend_name() const override { return "cuda"; }
-
- private:
-  const Model& m_;
-  const Config& c_;
-  cu::Context& ctx_;
-  std::size_t n_ctx_, pos_ = 0, kv_row_;
-  std::vector<DeviceLayer> layers_;
-  DeviceMatrix output_;
-  cu::DeviceBuffer output_norm_, rope_freqs_, k_cache_, v_cache_;
-  cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, gate_, up_, logits_dev_;
-  std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
-  cu::DeviceBuffer pos_dev_;                            // int: the position being computed
-  std::optional<cu::AttentionScratch> attention_;
-  cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
-  std::vector<float> logits_;
-  cu::RopeParams rope_{};
-  bool use_graphs_;
-  bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
-  cu::Graph graphs_[2];
-
-  struct Product {
-    const DeviceMatrix* w;
-    const cu::DeviceBuffer* y;
-  };
-  // y_i = W_i x (y_i += W_i x with accumulate) for matrices reading the same x, x quantized to Q8_K once
-  // when a type needs it; matrices of one type in a row share a launch (q, k, v; gate, up).
-  // x_quantized: xq already holds Q8_K(x) (a fused kernel wrote it).
-  void linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
-              bool accumulate = false, bool x_quantized = false);
-  void enqueue(bool logits);
-  void step(std::int32_t token, float* logits_out);
-};
-
 bool graphs_enabled() {
   const char* e = std::getenv("REALIZAR_CUDA_GRAPHS");
   return e == nullptr || std::string_view(e) != "0";
 }
 
-CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
+}  // namespace
+
+CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions& options)
     : m_(m),
       c_(m.config()),
       ctx_(cu::Context::get()),
+      options_(options),
       n_ctx_(n_ctx),
       kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim),
       use_graphs_(graphs_enabled()) {
@@ -119,15 +72,19 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
   if (n_ctx > static_cast<std::size_t>(cu::kMaxAttentionPositions))
     throw trueno::InvalidArgument(strcat("cuda: a context of ", n_ctx, " positions exceeds the ", cu::kMaxAttentionPositions,
                                          " the decode attention kernel supports yet"));
+  if (options.prefill == CudaOptions::Prefill::FP8)
+    throw trueno::InvalidArgument("cuda: --prefill-precision fp8 is not implemented yet");
+  const bool f16 = options.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& w = m.layers[l];
     const std::string p = strcat("blk.", l, ".");
     layers_.push_back({upload(w.attn_norm), upload(w.ffn_norm), upload(w.bq), upload(w.bk), upload(w.bv),
-                       upload(w.wq, p + "attn_q.weight"), upload(w.wk, p + "attn_k.weight"), upload(w.wv, p + "attn_v.weight"),
-                       upload(w.wo, p + "attn_output.weight"), upload(w.gate, p + "ffn_gate.weight"),
-                       upload(w.up, p + "ffn_up.weight"), upload(w.down, p + "ffn_down.weight")});
+                       upload(w.wq, p + "attn_q.weight", f16), upload(w.wk, p + "attn_k.weight", f16),
+                       upload(w.wv, p + "attn_v.weight", f16), upload(w.wo, p + "attn_output.weight", f16),
+                       upload(w.gate, p + "ffn_gate.weight", f16), upload(w.up, p + "ffn_up.weight", f16),
+                       upload(w.down, p + "ffn_down.weight", f16)});
   }
-  output_ = upload(m.output, "output.weight");
+  output_ = upload(m.output, "output.weight", f16);
   output_norm_ = upload(m.output_norm);
   rope_freqs_ = upload(m.rope_freqs);
   const std::size_t kv = std::size_t{c_.n_layer} * n_ctx * kv_row_ * sizeof(std::uint16_t);
@@ -137,6 +94,7 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
   k_ = cu::DeviceBuffer(kv_row_ * 4), v_ = cu::DeviceBuffer(kv_row_ * 4), att_ = cu::DeviceBuffer(qd * 4);
   gate_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4), up_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4);
   logits_dev_ = cu::DeviceBuffer(std::size_t{c_.n_vocab} * 4);
+  if (f16) x16_ = cu::DeviceBuffer(std::max({d, qd, std::size_t{c_.n_ff}}) * 2);
   if (d % 256 == 0 && qd == d) xq_embd_.emplace(d);
   if (c_.n_ff % 256 == 0) xq_ff_.emplace(c_.n_ff);
   pos_dev_ = cu::DeviceBuffer(sizeof(int));
@@ -147,8 +105,26 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx)
            c_.rope_neox};
 }
 
+std::string CudaSequence::backend_name() const {
+  std::string name = "cuda";
+  if (options_.decode_gemv == CudaOptions::DecodeGemv::CublasF16) name += "/cublas-f16";
+  if (options_.prefill == CudaOptions::Prefill::FP8) name += "/fp8-prefill";
+  if (options_.prefill == CudaOptions::Prefill::TokenByToken) name += "/token-prefill";
+  return name;
+}
+
 void CudaSequence::linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x,
                           std::optional<cu::Q8Activations>& xq, bool accumulate, bool x_quantized) {
+  if (options_.decode_gemv == CudaOptions::DecodeGemv::CublasF16) {  // the baseline: cuBLAS over f16 weights
+    bool cast = false;
+    for (const Product& p : products) {
+      const bool f32 = p.w->type == QuantType::F32;
+      if (!f32 && !cast) cu::cast_f16(ctx_, x.ptr(), x16_.ptr(), p.w->cols), cast = true;
+      cu::gemm(ctx_, f32 ? cu::GemmOperand::F32 : cu::GemmOperand::F16, p.w->rows, 1, p.w->cols, f32 ? p.w->data.ptr() : p.w->f16.ptr(),
+               f32 ? x.ptr() : x16_.ptr(), p.y->ptr(), accumulate ? 1.0f : 0.0f);
+    }
+    return;
+  }
   bool quantized = x_quantized;
   std::vector<cu::GemvTarget> run;
   const DeviceMatrix* first = nullptr;
@@ -248,14 +224,33 @@ void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits
       throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
   logits_.resize((all_logits ? T : 1) * V);
   cu::Context::get().make_current();
+  if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported()) {
+    prefill(tokens, all_logits, logits_.data());
+    return;
+  }
   for (std::size_t t = 0; t < T; ++t) {
     float* out = all_logits ? logits_.data() + t * V : (t + 1 == T ? logits_.data() : nullptr);
     step(tokens[t], out);
   }
 }
 
-}  // namespace
+}  // namespace cuda_forward
 
-std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx) { return std::make_unique<CudaSequence>(m, n_ctx); }
+std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx, const CudaOptions& options) {
+  return std::make_unique<cuda_forward::CudaSequence>(m, n_ctx, options);
+}
+
+CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s) {
+  if (s == "fused") return CudaOptions::DecodeGemv::Fused;
+  if (s == "cublas-f16") return CudaOptions::DecodeGemv::CublasF16;
+  throw trueno::InvalidArgument(strcat("--decode-gemv '", s, "': expected fused or cublas-f16"));
+}
+
+CudaOptions::Prefill parse_prefill_precision(std::string_view s) {
+  if (s == "f16") return CudaOptions::Prefill::F16;
+  if (s == "fp8") return CudaOptions::Prefill::FP8;
+  if (s == "tokens") return CudaOptions::Prefill::TokenByToken;
+  throw trueno::InvalidArgument(strcat("--prefill-precision '", s, "': expected f16, fp8 or tokens"));
+}
 
 }  // namespace realizar

@@ -14,10 +14,15 @@
 #include "realizar/sampler.h"
 #include "realizar/synth.h"
 #include "realizar/tokenizer.h"
+#include "support/logits_compare.h"
 #include "support/testdata.h"
 
 namespace realizar {
 namespace {
+
+using test::compare_rows;
+using test::cuda_or_skip_reason;
+using test::RowStats;
 
 nlohmann::json load_json(const std::string& path) {
   std::ifstream f(path);
@@ -30,30 +35,6 @@ std::vector<float> load_f32(const std::string& path) {
   f.seekg(0);
   f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * 4));
   return v;
-}
-
-// Min per-row cosine (f64) and argmax agreement between two [rows][V] logit sets; max |a - b| too.
-struct RowStats {
-  double min_cos = 1, max_abs = 0;
-  std::size_t agree = 0;
-};
-RowStats compare_rows(const float* a0, const float* b0, std::size_t rows, std::size_t V) {
-  RowStats st;
-  for (std::size_t i = 0; i < rows; ++i) {
-    const float* a = a0 + i * V;
-    const float* b = b0 + i * V;
-    double dot = 0, na = 0, nb = 0;
-    std::size_t ia = 0, ib = 0;
-    for (std::size_t k = 0; k < V; ++k) {
-      dot += double{a[k]} * b[k], na += double{a[k]} * a[k], nb += double{b[k]} * b[k];
-      st.max_abs = std::max(st.max_abs, static_cast<double>(std::fabs(a[k] - b[k])));
-      if (a[k] > a[ia]) ia = k;
-      if (b[k] > b[ib]) ib = k;
-    }
-    st.min_cos = std::min(st.min_cos, dot / std::sqrt(na * nb));
-    st.agree += ia == ib;
-  }
-  return st;
 }
 
 using MakeSequence = std::function<std::unique_ptr<Sequence>(const Model&, std::size_t)>;
@@ -84,13 +65,6 @@ void check_greedy_text(const MakeSequence& make) {
   }
 }
 
-bool cuda_or_skip_reason(std::string* why) {
-  const auto report = trueno::backend_report();
-  const auto& cuda = report[static_cast<int>(trueno::Backend::CUDA)];
-  *why = cuda.reason;
-  return cuda.available;
-}
-
 TEST(Reference, Stories260KGreedyTextMatches) {
   check_greedy_text([](const Model& m, std::size_t n) { return std::make_unique<Session>(m, n); });
 }
@@ -113,7 +87,9 @@ TEST(CudaGpuReference, GraphReplayEqualsEagerLaunches) {
     std::vector<float> logits[2];
     for (int graphs = 0; graphs < 2; ++graphs) {
       setenv("REALIZAR_CUDA_GRAPHS", graphs ? "1" : "0", 1);
-      const auto s = make_cuda_sequence(model, ids.size());
+      CudaOptions tokens;  // every token through the decode step, prompts too (batches have no graph)
+      tokens.prefill = CudaOptions::Prefill::TokenByToken;
+      const auto s = make_cuda_sequence(model, ids.size(), tokens);
       s->forward(std::span(ids).first(10), true);  // eager first steps, then the graphs
       std::vector<float> all(s->logits().begin(), s->logits().end());
       s->forward(std::span(ids).subspan(10, 20));  // no logits: the other graph

@@ -1,0 +1,101 @@
+// The CUDA sequence's state, shared by its decode step (forward_cuda.cpp) and its batched prefill
+// (prefill_cuda.cpp).
+#pragma once
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuda/context.h"
+#include "cuda/ops/gemv.h"
+#include "cuda/ops/layer.h"
+#include "cuda/ops/prefill.h"
+#include "realizar/model.h"
+
+namespace realizar::cuda_forward {
+
+namespace cu = trueno::cuda;
+
+struct DeviceMatrix {
+  trueno::QuantType type = trueno::QuantType::F32;
+  cu::DeviceBuffer data;
+  std::size_t rows = 0, cols = 0;
+  cu::DeviceBuffer f16;  // the rows dequantized to f16, kept only with --decode-gemv cublas-f16
+};
+
+struct DeviceLayer {
+  cu::DeviceBuffer attn_norm, ffn_norm, bq, bk, bv;
+  DeviceMatrix wq, wk, wv, wo, gate, up, down;
+};
+
+// A prefill batch's activations [T][.], grown on demand.
+struct PrefillBuffers {
+  std::size_t T = 0;
+  cu::DeviceBuffer x, xn, q, k, v, q16, att, gate, up, x16, logits;
+  cu::PrefillAttentionScratch attention;
+  cu::PinnedBuffer staging;  // the embedding rows
+};
+
+class CudaSequence final : public Sequence {
+ public:
+  CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions& options);
+  std::size_t n_ctx() const override { return n_ctx_; }
+  std::size_t pos() const override { return pos_; }
+  void reset() override { pos_ = 0; }
+  std::size_t kv_bytes() const override { return k_cache_.bytes() + v_cache_.bytes(); }
+  void forward(std::span<const std::int32_t> tokens, bool all_logits) override;
+  std::span<const float> logits() const override { return logits_; }
+  // "cuda", or with the non-default modes: "cuda/cublas-f16", "cuda/fp8-prefill", "cuda/token-prefill".
+  std::string backend_name() const override;
+
+ private:
+  const Model& m_;
+  const Config& c_;
+  cu::Context& ctx_;
+  CudaOptions options_;
+  std::size_t n_ctx_, pos_ = 0, kv_row_;
+  std::vector<DeviceLayer> layers_;
+  DeviceMatrix output_;
+  cu::DeviceBuffer output_norm_, rope_freqs_, k_cache_, v_cache_;
+  cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, gate_, up_, logits_dev_, x16_;
+  std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
+  cu::DeviceBuffer pos_dev_;                            // int: the position being computed
+  std::optional<cu::AttentionScratch> attention_;
+  cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
+  std::vector<float> logits_;
+  cu::RopeParams rope_{};
+  bool use_graphs_;
+  bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
+  cu::Graph graphs_[2];
+  PrefillBuffers pre_;
+  cu::DeviceBuffer w16_;  // one matrix dequantized to f16 for a prefill product
+
+  struct Product {
+    const DeviceMatrix* w;
+    const cu::DeviceBuffer* y;
+  };
+  // Decode: y_i = W_i x (y_i += W_i x with accumulate) for matrices reading the same x, x quantized to
+  // Q8_K once when a type needs it; matrices of one type in a row share a launch (q, k, v; gate, up).
+  // x_quantized: xq already holds Q8_K(x) (a fused kernel wrote it).
+  void linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
+              bool accumulate = false, bool x_quantized = false);
+  void enqueue(bool logits);
+  void step(std::int32_t token, float* logits_out);
+
+  // Prefill (prefill_cuda.cpp): T tokens from pos_ through cuBLAS products; logits of every token into
+  // logits_out [T][n_vocab] when all_logits, else of the last token into logits_out [n_vocab].
+  bool prefill_supported() const;
+  std::size_t prefill_chunk() const;
+  void prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
+  void prefill_chunk_run(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
+  struct Out {
+    const DeviceMatrix* w;
+    cu::api::CUdeviceptr y;
+  };
+  // Y_i[T][rows] = X[T][cols] W_i^T (+= with accumulate) through cuBLAS; X is cast to f16 once when a
+  // matrix is not F32.
+  void matmul(std::initializer_list<Out> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate = false);
+  void reserve_prefill(std::size_t T, bool all_logits);
+};
+
+}  // namespace realizar::cuda_forward

@@ -1,0 +1,146 @@
+// The CUDA sequence's prompt pass: T tokens through each layer together (forward.cpp's batch, on the GPU).
+//
+// Note [Batched prefill]
+// Decode reads every weight once per token; a prompt's tokens share those reads. The products are cuBLAS
+// GEMMs: each matrix dequantized to f16 into one scratch buffer just before its product (13.5 GB written
+// for a 7B model, ~4 ms, instead of keeping a second f16 copy of the weights), the activations cast to
+// f16, f32 accumulation; F32 matrices are multiplied as f32. The small steps are one launch per layer for
+// all T tokens, and attention is two strided-batched GEMMs around a causal softmax (ops/prefill.h). The
+// arithmetic is the CPU's batch (activations rounded to f16 rather than quantized to Q8_K per 256: the
+// f16 carries more bits). Long prompts go in chunks whose attention scratch, [n_head][T][positions] of
+// f32 scores and f16 weights, stays under kAttentionScratchBytes.
+#include <algorithm>
+#include <cstdio>
+
+#include "cuda/ops/convert.h"
+#include "cuda/ops/gemm.h"
+#include "model/cuda_sequence.h"
+#include "trueno/quant.h"
+#include "util/strcat.h"
+
+namespace realizar::cuda_forward {
+namespace {
+
+constexpr std::size_t kMaxChunk = 512;
+constexpr std::size_t kAttentionScratchBytes = std::size_t{512} << 20;
+
+}  // namespace
+
+bool CudaSequence::prefill_supported() const {
+  static const bool have_cublas = [] {
+    std::string why;
+    if (cu::cublas(&why) != nullptr) return true;
+    std::fprintf(stderr, "realizar: cuda: prompts run token by token: %s\n", why.c_str());
+    return false;
+  }();
+  return have_cublas && c_.head_dim % 2 == 0 && c_.rope_dim % 2 == 0;
+}
+
+std::size_t CudaSequence::prefill_chunk() const {
+  if (options_.prefill_chunk != 0) return options_.prefill_chunk;
+  const std::size_t per_token = n_ctx_ * c_.n_head * (4 + 2);
+  return std::clamp<std::size_t>(kAttentionScratchBytes / per_token, 16, kMaxChunk);
+}
+
+void CudaSequence::reserve_prefill(std::size_t T, bool all_logits) {
+  const std::size_t V = c_.n_vocab;
+  if (all_logits && pre_.logits.bytes() < T * V * 4) pre_.logits = cu::DeviceBuffer(), pre_.logits = cu::DeviceBuffer(T * V * 4);
+  if (w16_.bytes() == 0) {
+    std::size_t most = 0;
+    const auto need = [&](const DeviceMatrix& w) {
+      if (w.type != trueno::QuantType::F32 && w.f16.bytes() == 0) most = std::max(most, w.rows * w.cols * 2);
+    };
+    for (const DeviceLayer& l : layers_)
+      for (const DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) need(*w);
+    need(output_);
+    if (most != 0) w16_ = cu::DeviceBuffer(most);
+  }
+  if (pre_.T >= T) return;
+  pre_.x = cu::DeviceBuffer(), pre_.xn = cu::DeviceBuffer(), pre_.q = cu::DeviceBuffer(), pre_.k = cu::DeviceBuffer();
+  pre_.v = cu::DeviceBuffer(), pre_.q16 = cu::DeviceBuffer(), pre_.att = cu::DeviceBuffer(), pre_.gate = cu::DeviceBuffer();
+  pre_.up = cu::DeviceBuffer(), pre_.x16 = cu::DeviceBuffer();
+  const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim, ff = c_.n_ff;
+  pre_.x = cu::DeviceBuffer(T * d * 4), pre_.xn = cu::DeviceBuffer(T * d * 4);
+  pre_.q = cu::DeviceBuffer(T * qd * 4), pre_.att = cu::DeviceBuffer(T * qd * 4), pre_.q16 = cu::DeviceBuffer(T * qd * 2);
+  pre_.k = cu::DeviceBuffer(T * kv_row_ * 4), pre_.v = cu::DeviceBuffer(T * kv_row_ * 4);
+  pre_.gate = cu::DeviceBuffer(T * ff * 4), pre_.up = cu::DeviceBuffer(T * ff * 4);
+  pre_.x16 = cu::DeviceBuffer(T * std::max({d, qd, ff}) * 2);
+  pre_.staging = cu::PinnedBuffer(T * d * 4);
+  pre_.T = T;
+}
+
+void CudaSequence::matmul(std::initializer_list<Out> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate) {
+  const float beta = accumulate ? 1.0f : 0.0f;
+  bool cast = false;
+  for (const Out& o : outs) {
+    const DeviceMatrix& w = *o.w;
+    if (w.type == trueno::QuantType::F32) {
+      cu::gemm(ctx_, cu::GemmOperand::F32, w.rows, T, w.cols, w.data.ptr(), x, o.y, beta);
+      continue;
+    }
+    if (!cast) cu::cast_f16(ctx_, x, pre_.x16.ptr(), T * w.cols), cast = true;
+    cu::api::CUdeviceptr wf = w.f16.ptr();
+    if (w.f16.bytes() == 0) cu::dequantize_f16(ctx_, w.type, w.data.ptr(), w.rows, w.cols, wf = w16_.ptr());
+    cu::gemm(ctx_, cu::GemmOperand::F16, w.rows, T, w.cols, wf, pre_.x16.ptr(), o.y, beta);
+  }
+}
+
+void CudaSequence::prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out) {
+  const std::size_t T = tokens.size(), V = c_.n_vocab, chunk = prefill_chunk();
+  for (std::size_t done = 0; done < T;) {
+    const std::size_t n = std::min(chunk, T - done);
+    float* out = all_logits ? logits_out + done * V : (done + n == T ? logits_out : nullptr);
+    prefill_chunk_run(tokens.subspan(done, n), all_logits, out);
+    done += n;
+  }
+}
+
+void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out) {
+  const std::size_t T = tokens.size(), d = c_.n_embd, V = c_.n_vocab;
+  reserve_prefill(T, all_logits);
+  ctx_.synchronize();  // earlier copies have read the staging buffer
+  const Matrix& e = m_.token_embd;
+  const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols);
+  auto* rows = static_cast<float*>(pre_.staging.data());
+  for (std::size_t t = 0; t < T; ++t)
+    trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(tokens[t]) * rb, rb), e.cols),
+                       std::span(rows + t * d, d));
+  cu::check(ctx_.driver().memcpy_htod_async(pre_.x.ptr(), rows, T * d * 4, ctx_.stream()), "cuMemcpyHtoDAsync(embeddings)");
+
+  const int pos0 = static_cast<int>(pos_), group = static_cast<int>(c_.n_head / c_.n_head_kv);
+  for (std::size_t l = 0; l < c_.n_layer; ++l) {
+    const DeviceLayer& w = layers_[l];
+    cu::rmsnorm(ctx_, pre_.x.ptr(), w.attn_norm.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
+    matmul({{&w.wq, pre_.q.ptr()}, {&w.wk, pre_.k.ptr()}, {&w.wv, pre_.v.ptr()}}, pre_.xn.ptr(), T);
+    if (w.bq.bytes() != 0) cu::add_rows(ctx_, pre_.q.ptr(), w.bq.ptr(), T, w.bq.bytes() / 4);
+    if (w.bk.bytes() != 0) cu::add_rows(ctx_, pre_.k.ptr(), w.bk.ptr(), T, w.bk.bytes() / 4);
+    if (w.bv.bytes() != 0) cu::add_rows(ctx_, pre_.v.ptr(), w.bv.ptr(), T, w.bv.bytes() / 4);
+    const std::size_t layer_off = l * n_ctx_ * kv_row_ * sizeof(std::uint16_t);
+    const cu::api::CUdeviceptr kc = k_cache_.ptr() + layer_off, vc = v_cache_.ptr() + layer_off;
+    cu::rope_append_rows(ctx_, pre_.q.ptr(), pre_.k.ptr(), pre_.v.ptr(), T, static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv),
+                         pos0, rope_, pre_.q16.ptr(), kc, vc);
+    cu::attention_prefill(ctx_, pre_.q16.ptr(), kc, vc, pre_.att.ptr(), T, pos0, pre_.attention, static_cast<int>(c_.n_head),
+                          static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
+    matmul({{&w.wo, pre_.x.ptr()}}, pre_.att.ptr(), T, /*accumulate=*/true);  // the residual: x += Wo att
+
+    cu::rmsnorm(ctx_, pre_.x.ptr(), w.ffn_norm.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
+    matmul({{&w.gate, pre_.gate.ptr()}, {&w.up, pre_.up.ptr()}}, pre_.xn.ptr(), T);
+    cu::swiglu(ctx_, pre_.gate.ptr(), pre_.up.ptr(), T * c_.n_ff);
+    matmul({{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), T, /*accumulate=*/true);
+  }
+  pos_ += T;
+  if (logits_out == nullptr) return;
+  if (all_logits) {
+    cu::rmsnorm(ctx_, pre_.x.ptr(), output_norm_.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
+    matmul({{&output_, pre_.logits.ptr()}}, pre_.xn.ptr(), T);
+    ctx_.synchronize();
+    pre_.logits.download(logits_out, T * V * 4);
+    return;
+  }
+  cu::rmsnorm(ctx_, pre_.x.ptr() + (T - 1) * d * 4, output_norm_.ptr(), c_.rms_eps, pre_.xn.ptr(), 1, d);
+  matmul({{&output_, logits_dev_.ptr()}}, pre_.xn.ptr(), 1);
+  ctx_.synchronize();
+  logits_dev_.download(logits_out, V * 4);
+}
+
+}  // namespace realizar::cuda_forward

@@ -1,0 +1,45 @@
+// Comparing logits of two forward passes (realizar tests): per-row cosine, argmax agreement, max |d|.
+#pragma once
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <string>
+
+#include "trueno/backend.h"
+
+namespace realizar::test {
+
+// Min per-row cosine (f64) and argmax agreement between two [rows][V] logit sets; max |a - b| too.
+struct RowStats {
+  double min_cos = 1, max_abs = 0;
+  std::size_t agree = 0;
+};
+
+inline RowStats compare_rows(const float* a0, const float* b0, std::size_t rows, std::size_t V) {
+  RowStats st;
+  for (std::size_t i = 0; i < rows; ++i) {
+    const float* a = a0 + i * V;
+    const float* b = b0 + i * V;
+    double dot = 0, na = 0, nb = 0;
+    std::size_t ia = 0, ib = 0;
+    for (std::size_t k = 0; k < V; ++k) {
+      dot += double{a[k]} * b[k], na += double{a[k]} * a[k], nb += double{b[k]} * b[k];
+      st.max_abs = std::max(st.max_abs, static_cast<double>(std::fabs(a[k] - b[k])));
+      if (a[k] > a[ia]) ia = k;
+      if (b[k] > b[ib]) ib = k;
+    }
+    st.min_cos = std::min(st.min_cos, dot / std::sqrt(na * nb));
+    st.agree += ia == ib;
+  }
+  return st;
+}
+
+// Whether CUDA is usable here; *why says why not (the visible skip's text).
+inline bool cuda_or_skip_reason(std::string* why) {
+  const auto report = trueno::backend_report();
+  const auto& cuda = report[static_cast<int>(trueno::Backend::CUDA)];
+  *why = cuda.reason;
+  return cuda.available;
+}
+
+}  // namespace realizar::test
