@@ -501,8 +501,12 @@ TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = Context::get();
   std::mt19937_64 rng(test_seed() + 7);
-  for (QuantType type : kWeightTypes) {
-    const std::size_t rows = 37, cols = 768, rb = quant_row_bytes(type, cols);
+  // Block formats (rows of 8-element groups), then float rows of an odd width (one element per thread).
+  std::vector<std::pair<QuantType, std::size_t>> cases;
+  for (QuantType type : kWeightTypes) cases.emplace_back(type, 768);
+  cases.emplace_back(QuantType::F32, 13), cases.emplace_back(QuantType::BF16, 13);
+  for (const auto& [type, cols] : cases) {
+    const std::size_t rows = 37, rb = quant_row_bytes(type, cols);
     const auto wf = random_vector(rows * cols, rng, 0.05f);
     std::vector<std::byte> w(rows * rb);
     for (std::size_t r = 0; r < rows; ++r) quantize(type, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));

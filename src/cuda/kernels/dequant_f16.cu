@@ -1,7 +1,7 @@
 // Weights as stored in the file -> f16 rows, for the cuBLAS GEMMs of prefill (the tensor cores read f16):
 // out[r][c] = f16(the value the CPU decoder computes in f32), bit for bit. The f32 arithmetic follows the
 // CPU decoders' order (src/cpu/kernels/qdequant/qdequant_impl.h) with explicitly rounded operations, so
-// no contraction into fused multiply-adds changes a value. One thread per element (grid-stride).
+// no contraction into fused multiply-adds changes a value. Eight elements per thread (grid-stride).
 #include "prelude.cuh"
 
 namespace {
@@ -41,11 +41,27 @@ __device__ __forceinline__ float q6k(const u8* b, int j) {
   return __fmul_rn(__fmul_rn(d, sc), static_cast<float>(q));
 }
 
+// Eight consecutive elements per thread, stored as one 16-byte write (a row's width is a multiple of 8
+// for every block format; float rows of other widths take one element per thread). 32-bit index
+// arithmetic: the launcher checks that rows * cols fits.
 template <class Decode>
 __device__ __forceinline__ void each_element(u16* out, int rows, int cols, Decode decode) {
-  const u64 n = static_cast<u64>(rows) * cols;
-  for (u64 e = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; e < n; e += static_cast<u64>(gridDim.x) * blockDim.x)
-    out[e] = f32_to_f16_bits(decode(static_cast<int>(e / cols), static_cast<int>(e % cols)));
+  const u32 stride = gridDim.x * blockDim.x;
+  if (cols % 8 == 0) {
+    const u32 per_row = static_cast<u32>(cols) / 8, n = static_cast<u32>(rows) * per_row;
+    for (u32 g = blockIdx.x * blockDim.x + threadIdx.x; g < n; g += stride) {
+      const int r = static_cast<int>(g / per_row), c = static_cast<int>(g % per_row) * 8;
+      u32 h[4];
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        h[i] = f32_to_f16_bits(decode(r, c + 2 * i)) | (static_cast<u32>(f32_to_f16_bits(decode(r, c + 2 * i + 1))) << 16);
+      *reinterpret_cast<uint4*>(out + static_cast<u64>(g) * 8) = make_uint4(h[0], h[1], h[2], h[3]);
+    }
+    return;
+  }
+  const u32 n = static_cast<u32>(rows) * static_cast<u32>(cols);
+  for (u32 e = blockIdx.x * blockDim.x + threadIdx.x; e < n; e += stride)
+    out[e] = f32_to_f16_bits(decode(static_cast<int>(e / static_cast<u32>(cols)), static_cast<int>(e % static_cast<u32>(cols))));
 }
 
 }  // namespace

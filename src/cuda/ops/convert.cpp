@@ -13,6 +13,8 @@ void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t 
     throw ShapeError(strcat("cuda dequantize_f16: ", cols, " columns are not a positive multiple of ", quant_info(type).name,
                             "'s block of ", block));
   if (rows == 0) return;
+  if (rows * cols > 0xFFFFFFFFull)
+    throw ShapeError(strcat("cuda dequantize_f16: ", rows, " x ", cols, " weights exceed the kernels' 32-bit element index"));
   if (type == QuantType::F16) {
     check(c.driver().memcpy_dtod_async(out, w, rows * cols * 2, c.stream()), "cuMemcpyDtoDAsync(f16 weights)");
     return;
@@ -32,8 +34,8 @@ void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t 
   api::CUfunction f = c.function("dequant_f16", name);
   int r = static_cast<int>(rows), n = static_cast<int>(cols);
   void* params[] = {&w, &out, &r, &n};
-  const std::size_t total = rows * cols;
-  const auto grid = static_cast<unsigned>(std::min<std::size_t>((total + 255) / 256, static_cast<std::size_t>(c.info().sms) * 32));
+  const std::size_t threads = cols % 8 == 0 ? rows * cols / 8 : rows * cols;
+  const auto grid = static_cast<unsigned>(std::min<std::size_t>((threads + 255) / 256, static_cast<std::size_t>(c.info().sms) * 16));
   launch(c, f, grid, 1, 256, 1, params);
 }
 
