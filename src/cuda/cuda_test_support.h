@@ -55,8 +55,10 @@ inline std::vector<float> random_vector(std::size_t n, std::mt19937_64& rng, flo
 }
 
 // Checks gpu against cpu by the op's gpu_vs_cpu or gpu_vs_cpu_exact obligation; prints the measures.
-inline void expect_contract(const std::string& op, const std::vector<float>& gpu, const std::vector<float>& cpu, const std::string& what) {
-  const YAML::Node ob = gpu_contract(op)["obligations"][0];
+// obligation: the index in the op's list (an op may bound its output against two references).
+inline void expect_contract(const std::string& op, const std::vector<float>& gpu, const std::vector<float>& cpu, const std::string& what,
+                            int obligation = 0) {
+  const YAML::Node ob = gpu_contract(op)["obligations"][obligation];
   ASSERT_EQ(gpu.size(), cpu.size());
   if (ob["type"].as<std::string>() == "gpu_vs_cpu_exact") {
     std::size_t diff = 0;

@@ -126,4 +126,55 @@ constexpr int kCublasGemmDefault = -1;
      int lda, long long stride_a, const void* b, int b_type, int ldb, long long stride_b, const void* beta, void* c,   \
      int c_type, int ldc, long long stride_c, int batch, int compute, int algo))
 
+// cuBLASLt (FP8 prefill products): opaque handles and the two structs passed by value, laid out as in
+// cublasLt.h.
+struct cublasLtContext;
+using cublasLtHandle = cublasLtContext*;
+struct cublasLtMatmulDescOpaque;
+using cublasLtMatmulDesc = cublasLtMatmulDescOpaque*;
+struct cublasLtMatrixLayoutOpaque;
+using cublasLtMatrixLayout = cublasLtMatrixLayoutOpaque*;
+struct cublasLtMatmulPreferenceOpaque;
+using cublasLtMatmulPreference = cublasLtMatmulPreferenceOpaque*;
+struct cublasLtMatmulAlgo {
+  unsigned long long data[8];
+};
+struct cublasLtMatmulHeuristicResult {
+  cublasLtMatmulAlgo algo;
+  std::size_t workspace_size;
+  cublasStatus state;
+  float waves_count;
+  int reserved[4];
+};
+constexpr int kCudaR8FE4M3 = 28;                                  // cudaDataType
+constexpr int kLtDescTransA = 3, kLtDescTransB = 4;               // cublasLtMatmulDescAttributes_t
+constexpr int kLtDescAScalePointer = 17, kLtDescBScalePointer = 18;
+constexpr int kLtDescFastAccum = 25;
+constexpr int kLtPrefMaxWorkspaceBytes = 1;                       // cublasLtMatmulPreferenceAttributes_t
+
+#define TRUENO_CUBLASLT_FUNCTIONS(X)                                                                          \
+  X(cublasStatus, create, "cublasLtCreate", (cublasLtHandle * handle))                                        \
+  X(const char*, status_string, "cublasLtGetStatusString", (cublasStatus s))                                  \
+  X(std::size_t, version, "cublasLtGetVersion", ())                                                           \
+  X(cublasStatus, desc_create, "cublasLtMatmulDescCreate", (cublasLtMatmulDesc * desc, int compute, int scale_type)) \
+  X(cublasStatus, desc_destroy, "cublasLtMatmulDescDestroy", (cublasLtMatmulDesc desc))                       \
+  X(cublasStatus, desc_set, "cublasLtMatmulDescSetAttribute",                                                 \
+    (cublasLtMatmulDesc desc, int attr, const void* buf, std::size_t bytes))                                  \
+  X(cublasStatus, layout_create, "cublasLtMatrixLayoutCreate",                                                \
+    (cublasLtMatrixLayout * layout, int type, unsigned long long rows, unsigned long long cols, long long ld))  \
+  X(cublasStatus, layout_destroy, "cublasLtMatrixLayoutDestroy", (cublasLtMatrixLayout layout))               \
+  X(cublasStatus, pref_create, "cublasLtMatmulPreferenceCreate", (cublasLtMatmulPreference * pref))           \
+  X(cublasStatus, pref_destroy, "cublasLtMatmulPreferenceDestroy", (cublasLtMatmulPreference pref))           \
+  X(cublasStatus, pref_set, "cublasLtMatmulPreferenceSetAttribute",                                           \
+    (cublasLtMatmulPreference pref, int attr, const void* buf, std::size_t bytes))                            \
+  X(cublasStatus, heuristic, "cublasLtMatmulAlgoGetHeuristic",                                                \
+    (cublasLtHandle handle, cublasLtMatmulDesc desc, cublasLtMatrixLayout a, cublasLtMatrixLayout b,          \
+     cublasLtMatrixLayout c, cublasLtMatrixLayout d, cublasLtMatmulPreference pref, int requested,             \
+     cublasLtMatmulHeuristicResult* results, int* returned))                                                  \
+  X(cublasStatus, matmul, "cublasLtMatmul",                                                                   \
+    (cublasLtHandle handle, cublasLtMatmulDesc desc, const void* alpha, const void* a, cublasLtMatrixLayout a_layout, \
+     const void* b, cublasLtMatrixLayout b_layout, const void* beta, const void* c, cublasLtMatrixLayout c_layout,     \
+     void* d, cublasLtMatrixLayout d_layout, const cublasLtMatmulAlgo* algo, void* workspace, std::size_t workspace_bytes, \
+     CUstream stream))
+
 }  // namespace trueno::cuda::api

@@ -36,8 +36,10 @@ std::string resolve_all(void* lib, Table& t, const char* library) {
     TRUENO_CUDA_DRIVER_FUNCTIONS(TRUENO_RESOLVE)
   } else if constexpr (std::is_same_v<Table, Nvrtc>) {
     TRUENO_NVRTC_FUNCTIONS(TRUENO_RESOLVE)
-  } else {
+  } else if constexpr (std::is_same_v<Table, Cublas>) {
     TRUENO_CUBLAS_FUNCTIONS(TRUENO_RESOLVE)
+  } else {
+    TRUENO_CUBLASLT_FUNCTIONS(TRUENO_RESOLVE)
   }
 #undef TRUENO_RESOLVE
   return missing.empty() ? std::string{} : strcat(library, " lacks ", missing, " (driver too old?)");
@@ -53,6 +55,9 @@ struct Loaded {
   Cublas cublas;
   bool cublas_ok = false;
   std::string cublas_why;
+  CublasLt cublaslt;
+  bool cublaslt_ok = false;
+  std::string cublaslt_why;
 };
 
 Loaded& state() {
@@ -145,6 +150,17 @@ Loaded& load_cublas() {
   return l;
 }
 
+Loaded& load_cublaslt() {
+  static std::once_flag once;
+  Loaded& l = state();
+  std::call_once(once, [&l] {
+    l.cublaslt_why = open_table(l.cublaslt, "cuBLASLt", "TRUENO_CUBLASLT",
+                                {"libcublasLt.so", "libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so.11"});
+    l.cublaslt_ok = l.cublaslt_why.empty();
+  });
+  return l;
+}
+
 }  // namespace
 
 const Driver* driver(std::string* why) {
@@ -163,6 +179,12 @@ const Cublas* cublas(std::string* why) {
   Loaded& l = load_cublas();
   if (!l.cublas_ok && why != nullptr) *why = l.cublas_why;
   return l.cublas_ok ? &l.cublas : nullptr;
+}
+
+const CublasLt* cublaslt(std::string* why) {
+  Loaded& l = load_cublaslt();
+  if (!l.cublaslt_ok && why != nullptr) *why = l.cublaslt_why;
+  return l.cublaslt_ok ? &l.cublaslt : nullptr;
 }
 
 void check_cublas(api::cublasStatus s, const char* call) {

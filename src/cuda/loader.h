@@ -10,7 +10,9 @@ namespace trueno::cuda {
 
 // The handle types, for the entry-point tables below.
 using api::CUcontext, api::CUdevice, api::CUdeviceptr, api::CUevent, api::CUfunction, api::CUgraph, api::CUgraphExec,
-    api::CUmodule, api::CUresult, api::CUstream, api::nvrtcProgram, api::nvrtcResult, api::cublasHandle, api::cublasStatus;
+    api::CUmodule, api::CUresult, api::CUstream, api::nvrtcProgram, api::nvrtcResult, api::cublasHandle, api::cublasStatus,
+    api::cublasLtHandle, api::cublasLtMatmulDesc, api::cublasLtMatrixLayout, api::cublasLtMatmulPreference, api::cublasLtMatmulAlgo,
+    api::cublasLtMatmulHeuristicResult;
 
 // A CUDA or NVRTC call failed; the message names the call, the error code's name and its description.
 class CudaError : public Error {
@@ -44,6 +46,13 @@ struct Cublas {
   int major = 0, minor = 0, patch = 0;
 };
 
+struct CublasLt {
+#define TRUENO_MEMBER(ret, member, symbol, params) ret(*member) params = nullptr;
+  TRUENO_CUBLASLT_FUNCTIONS(TRUENO_MEMBER)
+#undef TRUENO_MEMBER
+  std::string library;
+};
+
 // The loaded driver (every entry point resolved and cuInit(0) done), or nullptr with *why saying what is
 // missing ("libcuda.so.1: cannot open shared object file ..." when no NVIDIA driver is installed).
 const Driver* driver(std::string* why = nullptr);
@@ -54,6 +63,8 @@ const Nvrtc* nvrtc(std::string* why = nullptr);
 // cuBLAS (for prefill GEMMs), or nullptr with *why. Looks for libcublas.so, .so.13/.12/.11 like NVRTC
 // (TRUENO_CUBLAS=path overrides). Loading needs no GPU; creating a handle does.
 const Cublas* cublas(std::string* why = nullptr);
+// cuBLASLt (FP8 prefill products), or nullptr with *why: libcublasLt.so, .so.13/.12/.11 (TRUENO_CUBLASLT=path).
+const CublasLt* cublaslt(std::string* why = nullptr);
 
 // Throws CudaError "<call>: CUDA_ERROR_X (description)" unless r is CUDA_SUCCESS.
 void check(api::CUresult r, const char* call);

@@ -9,6 +9,7 @@
 
 #include "cuda/cuda_test_support.h"
 #include "cuda/ops/gemm.h"
+#include "cuda/ops/gemm_fp8.h"
 #include "cuda/ops/prefill.h"
 #include "trueno/ops.h"
 
@@ -173,6 +174,135 @@ TEST(CudaGpu, CublasGemmF32MatchesTheCpu) {
     gemm(c, GemmOperand::F32, rows, T, cols, dw.ptr(), dx.ptr(), dy.ptr(), 1.0f);
     expect_contract("gemm_f32", from_device(dy, T * rows), want,
                     std::to_string(T) + "x" + std::to_string(cols) + " times " + std::to_string(rows) + " rows, beta 1");
+  }
+}
+
+}  // namespace
+}  // namespace trueno::cuda
+
+namespace trueno::cuda {
+namespace {
+
+using namespace testing;
+
+// E4M3 (sign, 4 exponent bits of bias 7, 3 mantissa bits; no infinities; largest finite 448) of v:
+// round to nearest even, saturating - the CPU statement of what fp8_from_* computes.
+std::uint8_t e4m3(float v) {
+  const std::uint8_t sign = std::signbit(v) ? 0x80 : 0;
+  const double a = std::fabs(static_cast<double>(v));
+  if (a >= 448.0) return sign | 0x7E;
+  int e = 0;
+  std::frexp(a, &e);
+  const int exponent = std::max(e - 1, -6);                    // below 2^-6: subnormals, spacing 2^-9
+  const double step = std::ldexp(1.0, exponent - 3), r = std::nearbyint(a / step) * step;  // ties to even
+  if (r >= 448.0) return sign | 0x7E;
+  if (r == 0.0) return sign;
+  std::frexp(r, &e);
+  if (e - 1 < -6) return sign | static_cast<std::uint8_t>(r / std::ldexp(1.0, -9));
+  const int E = e - 1;
+  return sign | static_cast<std::uint8_t>((E + 7) << 3) | static_cast<std::uint8_t>((r / std::ldexp(1.0, E) - 1.0) * 8.0);
+}
+
+float from_e4m3(std::uint8_t b) {
+  const int exponent = (b >> 3) & 0xF, mantissa = b & 7;
+  const double m = exponent == 0 ? std::ldexp(mantissa, -9) : std::ldexp(1.0 + mantissa / 8.0, exponent - 7);
+  return static_cast<float>(b & 0x80 ? -m : m);
+}
+
+TEST(CudaFp8, CpuEncoderRoundTripsEveryFiniteValue) {
+  for (int b = 0; b < 256; ++b) {
+    if ((b & 0x7F) == 0x7F) continue;  // NaN
+    EXPECT_EQ(e4m3(from_e4m3(static_cast<std::uint8_t>(b))), b == 0x80 ? 0x80 : b) << b;
+  }
+  EXPECT_EQ(e4m3(1000.0f), 0x7E);    // saturates to 448
+  EXPECT_EQ(e4m3(1.0625f), 0x38);    // the tie 1 + 1/16 goes to the even mantissa (1.0)
+  EXPECT_EQ(e4m3(1.1875f), 0x3A);    // 1 + 3/16 -> 1.25
+}
+
+struct Fp8Result {
+  std::vector<std::uint8_t> q;
+  float scale;
+};
+
+Fp8Result download(const Fp8Tensor& t, std::size_t n) {
+  Context::get().synchronize();
+  Fp8Result r{std::vector<std::uint8_t>(n), 0};
+  t.data.download(r.q.data(), n);
+  t.amax_scale.download(&r.scale, 4, 4);
+  return r;
+}
+
+Fp8Result fp8_cpu(const std::vector<float>& x) {
+  float amax = 0;
+  for (float v : x) amax = std::max(amax, std::fabs(v));
+  Fp8Result r{{}, amax > 0 ? amax / 448.0f : 1.0f};
+  for (float v : x) r.q.push_back(e4m3(v / r.scale));
+  return r;
+}
+
+void expect_fp8_equal(const std::string& op, const Fp8Result& gpu, const Fp8Result& cpu, const std::string& what) {
+  std::vector<float> g(gpu.q.begin(), gpu.q.end()), c(cpu.q.begin(), cpu.q.end());  // the bytes, compared exactly
+  g.push_back(gpu.scale), c.push_back(cpu.scale);
+  expect_contract(op, g, c, what);
+}
+
+TEST(CudaGpu, Fp8QuantizationMatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 24);
+  for (std::size_t n : {1u, 1000u, 70001u}) {
+    const auto x = random_vector(n, rng, 3.0f);
+    Fp8Tensor t(n + 5);
+    DeviceBuffer dx = to_device(x);
+    quantize_fp8_f32(c, dx.ptr(), n, t);
+    gpu_contract("amax_f32");
+    expect_fp8_equal("fp8_from_f32", download(t, n), fp8_cpu(x), std::to_string(n));
+    const auto x16 = rounded_to_f16(x);
+    std::vector<std::uint16_t> h(n);
+    ops::f32_to_f16(x, h);
+    DeviceBuffer dh = to_device(h);
+    quantize_fp8_f16(c, dh.ptr(), n, t);
+    gpu_contract("amax_f16");
+    expect_fp8_equal("fp8_from_f16", download(t, n), fp8_cpu(x16), std::to_string(n));
+  }
+  std::vector<float> zeros(64, 0.0f);  // amax 0: scale 1, every byte 0
+  Fp8Tensor t(64);
+  DeviceBuffer dz = to_device(zeros);
+  quantize_fp8_f32(c, dz.ptr(), 64, t);
+  expect_fp8_equal("fp8_from_f32", download(t, 64), fp8_cpu(zeros), "zeros");
+}
+
+// cuBLASLt's FP8 product against the f64 product of (a) the same E4M3 values and scales: only the
+// accumulation order differs; (b) the unquantized f32 operands: E4M3's 3-bit mantissa is the error.
+TEST(CudaGpu, CublasLtGemmFp8MatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (cublaslt(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
+  Context& c = Context::get();
+  std::mt19937_64 rng(test_seed() + 25);
+  for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{256, 16, 512}, {1024, 128, 4096}, {4096, 512, 4096}}) {
+    const auto w = random_vector(rows * cols, rng, 0.05f), x = random_vector(T * cols, rng), y0 = random_vector(T * rows, rng);
+    DeviceBuffer dw = to_device(w), dx = to_device(x), dy = to_device(y0);
+    Fp8Tensor w8(rows * cols), x8(T * cols);
+    quantize_fp8_f32(c, dw.ptr(), rows * cols, w8);
+    quantize_fp8_f32(c, dx.ptr(), T * cols, x8);
+    gemm_fp8(c, rows, T, cols, w8, x8, dy.ptr(), 1.0f);
+    const auto got = from_device(dy, T * rows);
+    const Fp8Result gw = download(w8, rows * cols), gx = download(x8, T * cols);
+    std::vector<float> same(T * rows), exact(T * rows);
+    for (std::size_t t = 0; t < T; ++t)
+      for (std::size_t r = 0; r < rows; ++r) {
+        double q = 0, e = 0;
+        for (std::size_t k = 0; k < cols; ++k) {
+          q += double{from_e4m3(gx.q[t * cols + k])} * from_e4m3(gw.q[r * cols + k]);
+          e += double{x[t * cols + k]} * w[r * cols + k];
+        }
+        same[t * rows + r] = static_cast<float>(q * gx.scale * gw.scale + y0[t * rows + r]);
+        exact[t * rows + r] = static_cast<float>(e + y0[t * rows + r]);
+      }
+    const std::string what = std::to_string(T) + "x" + std::to_string(cols) + " times " + std::to_string(rows) + " rows, beta 1";
+    expect_contract("gemm_fp8", got, same, what + " (same E4M3 operands)", 0);
+    expect_contract("gemm_fp8", got, exact, what + " (unquantized operands)", 1);
   }
 }
 

@@ -97,6 +97,30 @@ TEST(CudaGpuForward, CublasF16DecodeAgreesWithTheCpu) {
   }
 }
 
+// FP8 prefill (Note [FP8 prefill]) against the CPU pass. E4M3 operands carry 3 mantissa bits, so the
+// bounds are the seed's cosine (0.98) per row and the argmax on >= 75% of rows, looser than f16's.
+TEST(CudaGpuForward, Fp8PrefillAgreesWithTheCpu) {
+  std::string why;
+  if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  for (const char* name : {"stories260K.gguf", "tiny-llama-f16.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"}) {
+    const auto file = gguf::File::open(test::testdata_dir() + "/models/" + name);
+    const Model model(file, Config::from_gguf(file));
+    const auto ids = probe_ids(model, 48);
+    const std::size_t V = model.config().n_vocab;
+    Session cpu(model, ids.size());
+    cpu.forward(ids, true);
+    CudaOptions fp8;
+    fp8.prefill = CudaOptions::Prefill::FP8;
+    const auto s = make_cuda_sequence(model, ids.size(), fp8);
+    s->forward(ids, true);
+    const test::RowStats st = test::compare_rows(s->logits().data(), cpu.logits().data(), ids.size(), V);
+    std::printf("%s, fp8 prefill vs cpu: min cosine %.7f, max |d| %.2e, argmax %zu/%zu\n", name, st.min_cos, st.max_abs, st.agree,
+                ids.size());
+    EXPECT_GE(st.min_cos, 0.98) << name;
+    EXPECT_GE(st.agree * 4, ids.size() * 3) << name;
+  }
+}
+
 TEST(CudaForward, OptionsAreParsedAndUnknownValuesNamed) {
   EXPECT_EQ(parse_decode_gemv("cublas-f16"), CudaOptions::DecodeGemv::CublasF16);
   EXPECT_EQ(parse_decode_gemv("fused"), CudaOptions::DecodeGemv::Fused);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cuda/context.h"
+#include "cuda/ops/gemm_fp8.h"
 #include "cuda/ops/gemv.h"
 #include "cuda/ops/layer.h"
 #include "cuda/ops/prefill.h"
@@ -21,6 +22,7 @@ struct DeviceMatrix {
   cu::DeviceBuffer data;
   std::size_t rows = 0, cols = 0;
   cu::DeviceBuffer f16;  // the rows dequantized to f16, kept only with --decode-gemv cublas-f16
+  std::optional<cu::Fp8Tensor> fp8;  // the rows as scaled E4M3, kept only with --prefill-precision fp8
 };
 
 struct DeviceLayer {
@@ -32,6 +34,7 @@ struct DeviceLayer {
 struct PrefillBuffers {
   std::size_t T = 0;
   cu::DeviceBuffer x, xn, q, k, v, q16, att, gate, up, x16, logits;
+  std::optional<cu::Fp8Tensor> x8;  // --prefill-precision fp8: the products' input as E4M3
   cu::PrefillAttentionScratch attention;
   cu::PinnedBuffer staging;  // the embedding rows
 };
@@ -96,6 +99,7 @@ class CudaSequence final : public Sequence {
   // matrix is not F32.
   void matmul(std::initializer_list<Out> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate = false);
   void reserve_prefill(std::size_t T, bool all_logits);
+  void to_fp8();
 };
 
 }  // namespace realizar::cuda_forward

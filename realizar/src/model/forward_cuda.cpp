@@ -72,8 +72,6 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions&
   if (n_ctx > static_cast<std::size_t>(cu::kMaxAttentionPositions))
     throw trueno::InvalidArgument(strcat("cuda: a context of ", n_ctx, " positions exceeds the ", cu::kMaxAttentionPositions,
                                          " the decode attention kernel supports yet"));
-  if (options.prefill == CudaOptions::Prefill::FP8)
-    throw trueno::InvalidArgument("cuda: --prefill-precision fp8 is not implemented yet");
   const bool f16 = options.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& w = m.layers[l];
@@ -85,6 +83,7 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions&
                        upload(w.down, p + "ffn_down.weight", f16)});
   }
   output_ = upload(m.output, "output.weight", f16);
+  if (options.prefill == CudaOptions::Prefill::FP8) to_fp8();
   output_norm_ = upload(m.output_norm);
   rope_freqs_ = upload(m.rope_freqs);
   const std::size_t kv = std::size_t{c_.n_layer} * n_ctx * kv_row_ * sizeof(std::uint16_t);
@@ -103,6 +102,32 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions&
   rope_ = {static_cast<int>(c_.head_dim), static_cast<int>(c_.rope_dim),
            std::pow(c_.rope_base, -2.0f / static_cast<float>(c_.rope_dim)), m.rope_freqs.empty() ? 0 : rope_freqs_.ptr(),
            c_.rope_neox};
+}
+
+// Every matrix as scaled E4M3 (Note [FP8 prefill], prefill_cuda.cpp), through f16 (the dequantizers' output).
+void CudaSequence::to_fp8() {
+  std::vector<DeviceMatrix*> all;
+  const auto take = [&](DeviceMatrix* w) {
+    if (w->rows % 16 == 0 && w->cols % 16 == 0) all.push_back(w);
+  };
+  for (DeviceLayer& l : layers_)
+    for (DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) take(w);
+  take(&output_);
+  std::size_t most = 0;
+  for (const DeviceMatrix* w : all) most = std::max(most, w->rows * w->cols);
+  if (all.empty()) return;
+  cu::DeviceBuffer scratch(most * 2);
+  for (DeviceMatrix* w : all) {
+    const std::size_t n = w->rows * w->cols;
+    w->fp8.emplace(n);
+    if (w->type == QuantType::F32) {
+      cu::quantize_fp8_f32(ctx_, w->data.ptr(), n, *w->fp8);
+    } else {
+      cu::dequantize_f16(ctx_, w->type, w->data.ptr(), w->rows, w->cols, scratch.ptr());
+      cu::quantize_fp8_f16(ctx_, scratch.ptr(), n, *w->fp8);
+    }
+  }
+  ctx_.synchronize();  // the scratch is freed on return
 }
 
 std::string CudaSequence::backend_name() const {

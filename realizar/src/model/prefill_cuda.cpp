@@ -9,6 +9,14 @@
 // arithmetic is the CPU's batch (activations rounded to f16 rather than quantized to Q8_K per 256: the
 // f16 carries more bits). Long prompts go in chunks whose attention scratch, [n_head][T][positions] of
 // f32 scores and f16 weights, stays under kAttentionScratchBytes.
+//
+// Note [FP8 prefill]
+// With --prefill-precision fp8 every matrix is converted once, at load, to E4M3 with one scale per
+// tensor (amax / 448), kept beside the file's blocks (1 byte per weight: 6.7 GB for a 7B model; a
+// matrix whose sides are not multiples of 16, which Hopper's FP8 kernels need, stays on f16); each
+// product's input is quantized the same way (its own amax, per call) and cuBLASLt multiplies with f32
+// accumulation. E4M3 keeps 3 mantissa bits, so this path trades accuracy for tensor-core rate: it has
+// its own, looser contract (gemm_fp8 in contracts/gpu/cuda.yaml) and end-to-end bounds.
 #include <algorithm>
 #include <cstdio>
 
@@ -48,7 +56,7 @@ void CudaSequence::reserve_prefill(std::size_t T, bool all_logits) {
   if (w16_.bytes() == 0) {
     std::size_t most = 0;
     const auto need = [&](const DeviceMatrix& w) {
-      if (w.type != trueno::QuantType::F32 && w.f16.bytes() == 0) most = std::max(most, w.rows * w.cols * 2);
+      if (w.type != trueno::QuantType::F32 && w.f16.bytes() == 0 && !w.fp8) most = std::max(most, w.rows * w.cols * 2);
     };
     for (const DeviceLayer& l : layers_)
       for (const DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) need(*w);
@@ -65,6 +73,7 @@ void CudaSequence::reserve_prefill(std::size_t T, bool all_logits) {
   pre_.k = cu::DeviceBuffer(T * kv_row_ * 4), pre_.v = cu::DeviceBuffer(T * kv_row_ * 4);
   pre_.gate = cu::DeviceBuffer(T * ff * 4), pre_.up = cu::DeviceBuffer(T * ff * 4);
   pre_.x16 = cu::DeviceBuffer(T * std::max({d, qd, ff}) * 2);
+  if (options_.prefill == CudaOptions::Prefill::FP8) pre_.x8.emplace(T * std::max({d, qd, ff}));
   pre_.staging = cu::PinnedBuffer(T * d * 4);
   pre_.T = T;
 }
@@ -74,6 +83,11 @@ void CudaSequence::matmul(std::initializer_list<Out> outs, cu::api::CUdeviceptr 
   bool cast = false;
   for (const Out& o : outs) {
     const DeviceMatrix& w = *o.w;
+    if (w.fp8) {  // Note [FP8 prefill]
+      if (!cast) cu::quantize_fp8_f32(ctx_, x, T * w.cols, *pre_.x8), cast = true;
+      cu::gemm_fp8(ctx_, w.rows, T, w.cols, *w.fp8, *pre_.x8, o.y, beta);
+      continue;
+    }
     if (w.type == trueno::QuantType::F32) {
       cu::gemm(ctx_, cu::GemmOperand::F32, w.rows, T, w.cols, w.data.ptr(), x, o.y, beta);
       continue;

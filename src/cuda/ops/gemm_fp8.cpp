@@ -1,0 +1,132 @@
+// cuBLASLt FP8 GEMM and the E4M3 quantization launchers (gemm_fp8.h). In cuBLASLt's column-major terms,
+// as for the f16 GEMM: D (rows x T, ld rows) = W^T X, W stored cols x rows (ld cols) and X cols x T;
+// "TN", the one layout Hopper's FP8 kernels take.
+#include "cuda/ops/gemm_fp8.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "core/strings.h"
+
+namespace trueno::cuda {
+namespace {
+
+constexpr std::size_t kWorkspaceBytes = std::size_t{32} << 20;
+
+const CublasLt& lt() {
+  std::string why;
+  const CublasLt* l = cublaslt(&why);
+  if (l == nullptr) throw CudaError(strcat("cuBLASLt is needed for --prefill-precision fp8: ", why), -1);
+  return *l;
+}
+
+struct Plan {
+  api::cublasLtMatmulDesc desc = nullptr;
+  api::cublasLtMatrixLayout a = nullptr, b = nullptr, c = nullptr;
+  api::cublasLtMatmulAlgo algo{};
+};
+
+struct Plans {
+  std::mutex mu;
+  api::cublasLtHandle handle = nullptr;
+  DeviceBuffer workspace;
+  std::map<std::tuple<int, int, int>, Plan> by_shape;
+};
+
+Plans& plans() {
+  static Plans* p = new Plans;  // lives as long as the process's context (never destroyed)
+  return *p;
+}
+
+void check_lt(api::cublasStatus s, const char* call) {
+  if (s != 0) throw CudaError(strcat(call, ": cuBLASLt status ", s, " (", lt().status_string(s), ")"), s);
+}
+
+const Plan& plan_for(Plans& p, int m, int n, int k) {
+  const auto key = std::make_tuple(m, n, k);
+  if (auto it = p.by_shape.find(key); it != p.by_shape.end()) return it->second;
+  const CublasLt& l = lt();
+  if (p.handle == nullptr) {
+    check_lt(l.create(&p.handle), "cublasLtCreate");
+    p.workspace = DeviceBuffer(kWorkspaceBytes);
+  }
+  Plan pl;
+  check_lt(l.desc_create(&pl.desc, api::kCublasCompute32F, api::kCudaR32F), "cublasLtMatmulDescCreate");
+  const int ta = api::kCublasOpT, tb = api::kCublasOpN;
+  const signed char fast_accumulation = 0;  // f32 accumulation throughout
+  check_lt(l.desc_set(pl.desc, api::kLtDescTransA, &ta, sizeof ta), "cublasLtMatmulDescSetAttribute(TRANSA)");
+  check_lt(l.desc_set(pl.desc, api::kLtDescTransB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute(TRANSB)");
+  check_lt(l.desc_set(pl.desc, api::kLtDescFastAccum, &fast_accumulation, sizeof fast_accumulation),
+           "cublasLtMatmulDescSetAttribute(FAST_ACCUM)");
+  check_lt(l.layout_create(&pl.a, api::kCudaR8FE4M3, k, m, k), "cublasLtMatrixLayoutCreate(A)");
+  check_lt(l.layout_create(&pl.b, api::kCudaR8FE4M3, k, n, k), "cublasLtMatrixLayoutCreate(B)");
+  check_lt(l.layout_create(&pl.c, api::kCudaR32F, m, n, m), "cublasLtMatrixLayoutCreate(C)");
+  api::cublasLtMatmulPreference pref = nullptr;
+  check_lt(l.pref_create(&pref), "cublasLtMatmulPreferenceCreate");
+  const std::size_t ws = kWorkspaceBytes;
+  check_lt(l.pref_set(pref, api::kLtPrefMaxWorkspaceBytes, &ws, sizeof ws), "cublasLtMatmulPreferenceSetAttribute");
+  api::cublasLtMatmulHeuristicResult result{};
+  int returned = 0;
+  const api::cublasStatus s = l.heuristic(p.handle, pl.desc, pl.a, pl.b, pl.c, pl.c, pref, 1, &result, &returned);
+  l.pref_destroy(pref);
+  if (s != 0 || returned == 0)
+    throw CudaError(strcat("cuBLASLt has no FP8 E4M3 kernel for ", n, " x ", k, " times ", k, " x ", m,
+                           " (status ", s, "; Hopper FP8 needs widths that are multiples of 16)"),
+                    s);
+  pl.algo = result.algo;
+  return p.by_shape.emplace(key, pl).first->second;
+}
+
+unsigned grid_for(Context& c, std::size_t n) {
+  return static_cast<unsigned>(std::clamp<std::size_t>((n + 255) / 256, 1, static_cast<std::size_t>(c.info().sms) * 8));
+}
+
+void quantize(Context& c, const char* amax_name, const char* cast_name, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
+  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
+  if (count == 0) return;
+  api::CUfunction amax = c.function("fp8_ops", amax_name), cast = c.function("fp8_ops", cast_name);
+  check(c.driver().memset_d8_async(out.amax_scale.ptr(), 0, 4, c.stream()), "cuMemsetD8Async(fp8 amax)");
+  unsigned long long n = count;
+  api::CUdeviceptr bits = out.amax_scale.ptr(), q = out.data.ptr(), scale = out.scale();
+  void* p1[] = {&x, &n, &bits};
+  launch(c, amax, grid_for(c, count), 1, 256, 1, p1);
+  void* p2[] = {&x, &n, &bits, &q, &scale};
+  launch(c, cast, grid_for(c, count), 1, 256, 1, p2);
+}
+
+}  // namespace
+
+Fp8Tensor::Fp8Tensor(std::size_t n_) : n(n_), data(n_), amax_scale(8) {}
+
+void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
+  quantize(c, "amax_f32", "fp8_from_f32", x, count, out);
+}
+
+void quantize_fp8_f16(Context& c, api::CUdeviceptr x_f16, std::size_t count, Fp8Tensor& out) {
+  quantize(c, "amax_f16", "fp8_from_f16", x_f16, count, out);
+}
+
+void gemm_fp8(Context& c, std::size_t rows, std::size_t T, std::size_t cols, const Fp8Tensor& w, const Fp8Tensor& x, api::CUdeviceptr y,
+              float beta) {
+  if (rows == 0 || T == 0) return;
+  if (cols == 0 || rows > INT_MAX || T > INT_MAX || cols > INT_MAX || w.n < rows * cols || x.n < T * cols)
+    throw ShapeError(strcat("cuda gemm_fp8: ", T, " x ", cols, " times ", cols, " x ", rows, " does not match its tensors (", x.n,
+                            " and ", w.n, " values) or cuBLASLt's int sizes"));
+  Plans& p = plans();
+  std::lock_guard lock(p.mu);
+  const Plan& pl = plan_for(p, static_cast<int>(rows), static_cast<int>(T), static_cast<int>(cols));
+  const CublasLt& l = lt();
+  const api::CUdeviceptr ws = w.scale(), xs = x.scale();
+  check_lt(l.desc_set(pl.desc, api::kLtDescAScalePointer, &ws, sizeof ws), "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)");
+  check_lt(l.desc_set(pl.desc, api::kLtDescBScalePointer, &xs, sizeof xs), "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)");
+  const float alpha = 1.0f;
+  check_lt(l.matmul(p.handle, pl.desc, &alpha, reinterpret_cast<const void*>(w.data.ptr()), pl.a, reinterpret_cast<const void*>(x.data.ptr()),
+                    pl.b, &beta, reinterpret_cast<const void*>(y), pl.c, reinterpret_cast<void*>(y), pl.c, &pl.algo,
+                    reinterpret_cast<void*>(p.workspace.ptr()), kWorkspaceBytes, c.stream()),
+           "cublasLtMatmul(e4m3 x e4m3 -> f32, f32 accumulation)");
+}
+
+}  // namespace trueno::cuda

@@ -1,0 +1,30 @@
+// FP8 E4M3 prefill products through cuBLASLt (--prefill-precision fp8): per-tensor scales, f32
+// accumulation (cuBLASLt's fast FP8 accumulation off), f32 output. Asynchronous on the context's stream.
+#pragma once
+#include <cstddef>
+
+#include "cuda/context.h"
+
+namespace trueno::cuda {
+
+// n E4M3 values and their tensor's scale: value i is data[i] * scale.
+struct Fp8Tensor {
+  Fp8Tensor() = default;
+  explicit Fp8Tensor(std::size_t n);
+  std::size_t n = 0;
+  DeviceBuffer data;
+  DeviceBuffer amax_scale;  // [0]: the amax's bits (u32), [1]: the scale (f32)
+  api::CUdeviceptr scale() const { return amax_scale.ptr() + 4; }
+};
+
+// out = E4M3 of x[count] with scale = amax(|x|) / 448 (kernels/fp8_ops.cu); count <= out.n.
+void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out);
+void quantize_fp8_f16(Context& c, api::CUdeviceptr x_f16, std::size_t count, Fp8Tensor& out);
+
+// y[T][rows] = x[T][cols] w^T (+ beta * y) for the scaled E4M3 tensors w [rows][cols] and x [T][cols].
+// The cuBLASLt plan (descriptors and the heuristic's algorithm) is cached per (rows, T, cols). Throws
+// CudaError naming the shape when cuBLASLt has no FP8 kernel for it (e.g. widths not a multiple of 16).
+void gemm_fp8(Context& c, std::size_t rows, std::size_t T, std::size_t cols, const Fp8Tensor& w, const Fp8Tensor& x, api::CUdeviceptr y,
+              float beta = 0.0f);
+
+}  // namespace trueno::cuda
