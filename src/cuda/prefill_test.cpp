@@ -228,7 +228,7 @@ Fp8Result download(const Fp8Tensor& t, std::size_t n) {
   Context::get().synchronize();
   Fp8Result r{std::vector<std::uint8_t>(n), 0};
   t.data.download(r.q.data(), n);
-  t.amax_scale.download(&r.scale, 4, 4);
+  t.amax_scale.download(&r.scale, 4);
   return r;
 }
 
@@ -280,7 +280,7 @@ TEST(CudaGpu, CublasLtGemmFp8MatchesTheCpu) {
   if (cublaslt(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
   Context& c = Context::get();
   std::mt19937_64 rng(test_seed() + 25);
-  for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{256, 16, 512}, {1024, 128, 4096}, {4096, 512, 4096}}) {
+  for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{256, 16, 512}, {1024, 7, 4096}, {1024, 128, 4096}}) {
     const auto w = random_vector(rows * cols, rng, 0.05f), x = random_vector(T * cols, rng), y0 = random_vector(T * rows, rng);
     DeviceBuffer dw = to_device(w), dx = to_device(x), dy = to_device(y0);
     Fp8Tensor w8(rows * cols), x8(T * cols);
@@ -289,12 +289,14 @@ TEST(CudaGpu, CublasLtGemmFp8MatchesTheCpu) {
     gemm_fp8(c, rows, T, cols, w8, x8, dy.ptr(), 1.0f);
     const auto got = from_device(dy, T * rows);
     const Fp8Result gw = download(w8, rows * cols), gx = download(x8, T * cols);
-    std::vector<float> same(T * rows), exact(T * rows);
+    std::vector<float> wq(gw.q.size()), xq(gx.q.size()), same(T * rows), exact(T * rows);
+    std::transform(gw.q.begin(), gw.q.end(), wq.begin(), from_e4m3);
+    std::transform(gx.q.begin(), gx.q.end(), xq.begin(), from_e4m3);
     for (std::size_t t = 0; t < T; ++t)
       for (std::size_t r = 0; r < rows; ++r) {
         double q = 0, e = 0;
         for (std::size_t k = 0; k < cols; ++k) {
-          q += double{from_e4m3(gx.q[t * cols + k])} * from_e4m3(gw.q[r * cols + k]);
+          q += double{xq[t * cols + k]} * wq[r * cols + k];
           e += double{x[t * cols + k]} * w[r * cols + k];
         }
         same[t * rows + r] = static_cast<float>(q * gx.scale * gw.scale + y0[t * rows + r]);

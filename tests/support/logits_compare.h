@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "trueno/backend.h"
 
@@ -32,6 +33,13 @@ inline RowStats compare_rows(const float* a0, const float* b0, std::size_t rows,
     st.agree += ia == ib;
   }
   return st;
+}
+
+// Cosine (f64) of each row of two [rows][V] logit sets.
+inline std::vector<double> row_cosines(const float* a0, const float* b0, std::size_t rows, std::size_t V) {
+  std::vector<double> out;
+  for (std::size_t i = 0; i < rows; ++i) out.push_back(compare_rows(a0 + i * V, b0 + i * V, 1, V).min_cos);
+  return out;
 }
 
 // Whether CUDA is usable here; *why says why not (the visible skip's text).

@@ -61,6 +61,11 @@ const Plan& plan_for(Plans& p, int m, int n, int k) {
   check_lt(l.desc_set(pl.desc, api::kLtDescTransB, &tb, sizeof tb), "cublasLtMatmulDescSetAttribute(TRANSB)");
   check_lt(l.desc_set(pl.desc, api::kLtDescFastAccum, &fast_accumulation, sizeof fast_accumulation),
            "cublasLtMatmulDescSetAttribute(FAST_ACCUM)");
+  // The scale pointers are part of the configuration the heuristic matches (an algorithm found without
+  // them is refused by cublasLtMatmul with them): any device pointer will do here, gemm_fp8 sets each call's.
+  const api::CUdeviceptr any = p.workspace.ptr();
+  check_lt(l.desc_set(pl.desc, api::kLtDescAScalePointer, &any, sizeof any), "cublasLtMatmulDescSetAttribute(A_SCALE_POINTER)");
+  check_lt(l.desc_set(pl.desc, api::kLtDescBScalePointer, &any, sizeof any), "cublasLtMatmulDescSetAttribute(B_SCALE_POINTER)");
   check_lt(l.layout_create(&pl.a, api::kCudaR8FE4M3, k, m, k), "cublasLtMatrixLayoutCreate(A)");
   check_lt(l.layout_create(&pl.b, api::kCudaR8FE4M3, k, n, k), "cublasLtMatrixLayoutCreate(B)");
   check_lt(l.layout_create(&pl.c, api::kCudaR32F, m, n, m), "cublasLtMatrixLayoutCreate(C)");
@@ -88,9 +93,9 @@ void quantize(Context& c, const char* amax_name, const char* cast_name, api::CUd
   if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
   if (count == 0) return;
   api::CUfunction amax = c.function("fp8_ops", amax_name), cast = c.function("fp8_ops", cast_name);
-  check(c.driver().memset_d8_async(out.amax_scale.ptr(), 0, 4, c.stream()), "cuMemsetD8Async(fp8 amax)");
+  check(c.driver().memset_d8_async(out.amax_bits(), 0, 4, c.stream()), "cuMemsetD8Async(fp8 amax)");
   unsigned long long n = count;
-  api::CUdeviceptr bits = out.amax_scale.ptr(), q = out.data.ptr(), scale = out.scale();
+  api::CUdeviceptr bits = out.amax_bits(), q = out.data.ptr(), scale = out.scale();
   void* p1[] = {&x, &n, &bits};
   launch(c, amax, grid_for(c, count), 1, 256, 1, p1);
   void* p2[] = {&x, &n, &bits, &q, &scale};
@@ -99,7 +104,7 @@ void quantize(Context& c, const char* amax_name, const char* cast_name, api::CUd
 
 }  // namespace
 
-Fp8Tensor::Fp8Tensor(std::size_t n_) : n(n_), data(n_), amax_scale(8) {}
+Fp8Tensor::Fp8Tensor(std::size_t n_) : n(n_), data(n_), amax_scale(32) {}
 
 void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
   quantize(c, "amax_f32", "fp8_from_f32", x, count, out);

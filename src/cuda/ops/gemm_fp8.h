@@ -13,8 +13,11 @@ struct Fp8Tensor {
   explicit Fp8Tensor(std::size_t n);
   std::size_t n = 0;
   DeviceBuffer data;
-  DeviceBuffer amax_scale;  // [0]: the amax's bits (u32), [1]: the scale (f32)
-  api::CUdeviceptr scale() const { return amax_scale.ptr() + 4; }
+  // Bytes [0, 4): the scale (f32), at the allocation's start: cuBLASLt's kernels take scale pointers with
+  // the alignment of the one the plan was made with (a 4-byte-aligned one was refused). [16, 20): amax bits.
+  DeviceBuffer amax_scale;
+  api::CUdeviceptr scale() const { return amax_scale.ptr(); }
+  api::CUdeviceptr amax_bits() const { return amax_scale.ptr() + 16; }
 };
 
 // out = E4M3 of x[count] with scale = amax(|x|) / 448 (kernels/fp8_ops.cu); count <= out.n.
