@@ -154,6 +154,24 @@ void launch(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, uns
         "cuLaunchKernel");
 }
 
+bool overlapped_launches(const Context& c) {
+  static const bool env_on = [] {
+    const char* e = std::getenv("TRUENO_CUDA_PDL");
+    return e == nullptr || std::string_view(e) != "0";
+  }();
+  return env_on && c.info().cc_major >= 9;
+}
+
+void launch_overlapped(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
+                       void** params, unsigned shared_bytes) {
+  if (!overlapped_launches(c)) return launch(c, f, grid_x, grid_y, block_x, block_y, params, shared_bytes);
+  api::CUlaunchAttribute attr{};
+  attr.id = api::kLaunchAttrProgrammaticStreamSerialization;
+  attr.value.i = 1;
+  const api::CUlaunchConfig config{grid_x, grid_y, 1, block_x, block_y, 1, shared_bytes, c.stream(), &attr, 1};
+  check(c.driver().launch_kernel_ex(&config, f, params, nullptr), "cuLaunchKernelEx(programmatic stream serialization)");
+}
+
 DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
   const Context& c = Context::get();

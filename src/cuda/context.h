@@ -142,4 +142,17 @@ void Graph::capture(Context& c, Fn&& fn) {
 void launch(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
             void** params, unsigned shared_bytes = 0);
 
+// Note [Overlapped launches]
+// Decode runs ~350 small kernels per token, and each boundary costs a few microseconds of launch and
+// ramp-up. On compute capability >= 9.0 the decode kernels are launched with programmatic stream
+// serialization: the next kernel's blocks may be scheduled once every block of the running one has
+// started, and they wait in overlap_prologue() (kernels/prelude.cuh: griddepcontrol.wait, which returns
+// when the previous grid has completed and its writes are visible) before touching memory. Only kernels
+// that begin with overlap_prologue() may be launched this way (a test checks the modules that are).
+// TRUENO_CUDA_PDL=0 turns it off.
+void launch_overlapped(Context& c, api::CUfunction f, unsigned grid_x, unsigned grid_y, unsigned block_x, unsigned block_y,
+                       void** params, unsigned shared_bytes = 0);
+// Whether launch_overlapped overlaps (compute capability >= 9.0 and TRUENO_CUDA_PDL is not 0).
+bool overlapped_launches(const Context& c);
+
 }  // namespace trueno::cuda

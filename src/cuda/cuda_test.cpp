@@ -10,6 +10,7 @@
 #include <optional>
 #include <fstream>
 #include <random>
+#include <set>
 #include <tuple>
 
 #include "contract/contract_spec.h"
@@ -78,6 +79,27 @@ TEST(Cuda, EveryKernelHasAContract) {
     }
   }
   EXPECT_GE(n, 12u);
+}
+
+// The modules whose launchers use launch_overlapped (ops/gemv.cpp, ops/layer.cpp): each of their
+// kernels must begin with overlap_prologue() (Note [Overlapped launches]), or it could read its input
+// before the previous kernel has written it.
+TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
+  const std::set<std::string> overlapped = {"gemv_k45", "gemv_q6_k", "gemv_q8_0", "gemv_float", "quantize_q8_k", "layer_ops", "fused_ops"};
+  std::size_t checked = 0;
+  for (const KernelSource& k : kernel_sources()) {
+    if (!overlapped.contains(k.module)) continue;
+    const std::string_view src = k.source;
+    for (std::size_t at = src.find("extern \"C\" __global__"); at != std::string_view::npos;
+         at = src.find("extern \"C\" __global__", at + 1)) {
+      const std::size_t body = src.find('{', at);
+      std::size_t first = body + 1;
+      while (first < src.size() && std::isspace(static_cast<unsigned char>(src[first]))) ++first;
+      EXPECT_TRUE(src.substr(first).starts_with("overlap_prologue();")) << k.file << ": " << src.substr(at, body - at);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 20u);  // every decode kernel
 }
 
 TEST(Cuda, EveryModuleCompilesWithNvrtc) {

@@ -39,6 +39,24 @@ constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kStreamCaptureModeThreadLocal = 1;
 constexpr unsigned kEventDefault = 0;
 
+// cuLaunchKernelEx's configuration (cuda.h's CUlaunchConfig / CUlaunchAttribute: a 4-byte id, padding,
+// a 64-byte value union).
+struct CUlaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    int i;
+    char bytes[64];
+  } value;
+};
+struct CUlaunchConfig {
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  CUstream stream;
+  CUlaunchAttribute* attrs;
+  unsigned n_attrs;
+};
+constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
+
 using nvrtcResult = int;
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
@@ -56,6 +74,8 @@ using nvrtcProgram = _nvrtcProgram*;
   X(CUresult, primary_ctx_release, "cuDevicePrimaryCtxRelease_v2", (CUdevice dev))                            \
   X(CUresult, ctx_set_current, "cuCtxSetCurrent", (CUcontext ctx))                                            \
   X(CUresult, ctx_synchronize, "cuCtxSynchronize", ())                                                        \
+  X(CUresult, launch_kernel_ex, "cuLaunchKernelEx",                                                           \
+    (const CUlaunchConfig* config, CUfunction f, void** params, void** extra))                                 \
   X(CUresult, mem_get_info, "cuMemGetInfo_v2", (std::size_t * free, std::size_t * total))                    \
   X(CUresult, mem_alloc, "cuMemAlloc_v2", (CUdeviceptr * ptr, std::size_t bytes))                             \
   X(CUresult, mem_free, "cuMemFree_v2", (CUdeviceptr ptr))                                                    \

@@ -12,7 +12,7 @@ namespace trueno::cuda {
 using api::CUcontext, api::CUdevice, api::CUdeviceptr, api::CUevent, api::CUfunction, api::CUgraph, api::CUgraphExec,
     api::CUmodule, api::CUresult, api::CUstream, api::nvrtcProgram, api::nvrtcResult, api::cublasHandle, api::cublasStatus,
     api::cublasLtHandle, api::cublasLtMatmulDesc, api::cublasLtMatrixLayout, api::cublasLtMatmulPreference, api::cublasLtMatmulAlgo,
-    api::cublasLtMatmulHeuristicResult;
+    api::cublasLtMatmulHeuristicResult, api::CUlaunchConfig;
 
 // A CUDA or NVRTC call failed; the message names the call, the error code's name and its description.
 class CudaError : public Error {

@@ -9,6 +9,7 @@
 extern "C" __global__ void __launch_bounds__(256)
     rmsnorm_quantize(const float* __restrict__ x, const float* __restrict__ w, float eps, float* __restrict__ xn, int n,
                      i8* __restrict__ q, float* __restrict__ d, i16* __restrict__ bsums) {
+  overlap_prologue();
   float ss = 0.0f;
   for (int i = threadIdx.x; i < n; i += blockDim.x) ss += x[i] * x[i];
   ss = block_sum(ss);
@@ -22,6 +23,7 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(256)
     swiglu_quantize(float* __restrict__ g, const float* __restrict__ u, i8* __restrict__ q, float* __restrict__ d,
                     i16* __restrict__ bsums) {
+  overlap_prologue();
   const int i = blockIdx.x * 256 + threadIdx.x;
   const float x = g[i];
   const float v = x / (1.0f + expf(-x)) * u[i];
@@ -35,6 +37,7 @@ extern "C" __global__ void rope_append(float* __restrict__ qv, float* __restrict
                                        int n_head, int n_kv, int hd, int rope_dim, const int* __restrict__ pos,
                                        float theta_scale, const float* __restrict__ freqs, int neox, u16* __restrict__ kc,
                                        u16* __restrict__ vc) {
+  overlap_prologue();
   const int half = rope_dim / 2, kv_row = n_kv * hd, p = *pos;
   int id = blockIdx.x * blockDim.x + threadIdx.x;
   const int nq = n_head * half, nk = n_kv * half;

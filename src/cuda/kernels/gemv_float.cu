@@ -22,6 +22,7 @@ __device__ __forceinline__ float row_dot(Load load, const float* __restrict__ x,
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_f32(GemvTargets t_, const float* __restrict__ x, int cols, int accumulate) {
+  overlap_prologue();
   const int row = blockIdx.x * kWarps + threadIdx.y;
   if (row >= t_.rows[blockIdx.y]) return;
   const float* wr = reinterpret_cast<const float*>(t_.w[blockIdx.y]) + static_cast<u64>(row) * cols;
@@ -32,6 +33,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_f16(GemvTargets t_, const float* __restrict__ x, int cols, int accumulate, int round_x) {
+  overlap_prologue();
   const int row = blockIdx.x * kWarps + threadIdx.y;
   if (row >= t_.rows[blockIdx.y]) return;
   const u16* wr = reinterpret_cast<const u16*>(t_.w[blockIdx.y]) + static_cast<u64>(row) * cols;
@@ -42,6 +44,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_bf16(GemvTargets t_, const float* __restrict__ x, int cols, int accumulate) {
+  overlap_prologue();
   const int row = blockIdx.x * kWarps + threadIdx.y;
   if (row >= t_.rows[blockIdx.y]) return;
   const u16* wr = reinterpret_cast<const u16*>(t_.w[blockIdx.y]) + static_cast<u64>(row) * cols;

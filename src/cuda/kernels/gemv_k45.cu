@@ -109,11 +109,13 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q4_k(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
               int nb, int accumulate) {
+  overlap_prologue();
   gemv_k45<false>(t_, xq, xd, xbs, nb, accumulate);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q5_k(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
               int nb, int accumulate) {
+  overlap_prologue();
   gemv_k45<true>(t_, xq, xd, xbs, nb, accumulate);
 }

@@ -53,6 +53,7 @@ __device__ __forceinline__ float term(const Lane& L, const int2 x[4], float dx) 
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q6_k(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, int nb, int accumulate) {
+  overlap_prologue();
   const u8* __restrict__ w = t_.w[blockIdx.y];
   float* __restrict__ y = t_.y[blockIdx.y];
   const int rows = t_.rows[blockIdx.y];

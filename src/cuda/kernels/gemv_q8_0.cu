@@ -62,11 +62,13 @@ __device__ __forceinline__ void gemv_b32(const GemvTargets& t_, const i8* __rest
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q8_0(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs, int nb,
               int accumulate) {
+  overlap_prologue();
   gemv_b32<false>(t_, xq, xd, xbs, nb, accumulate);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q4_0(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs, int nb,
               int accumulate) {
+  overlap_prologue();
   gemv_b32<true>(t_, xq, xd, xbs, nb, accumulate);
 }

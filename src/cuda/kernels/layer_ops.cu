@@ -6,6 +6,7 @@
 // out[row] = x[row] * (1 / sqrt(mean(x[row]^2) + eps)) * w; one block of 256 threads per row.
 extern "C" __global__ void __launch_bounds__(256)
     rmsnorm(const float* __restrict__ x, const float* __restrict__ w, float eps, float* __restrict__ out, int n) {
+  overlap_prologue();
   const float* xr = x + static_cast<u64>(blockIdx.x) * n;
   float* yr = out + static_cast<u64>(blockIdx.x) * n;
   float ss = 0.0f;
@@ -22,6 +23,7 @@ extern "C" __global__ void __launch_bounds__(256)
 // freqs is not null; pairs (2i, 2i + 1), or (i, i + rope_dim / 2) when neox. One thread per (head, i).
 extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int rope_dim, const int* __restrict__ pos,
                                 float theta_scale, const float* __restrict__ freqs, int neox) {
+  overlap_prologue();
   const int half = rope_dim / 2;
   const int id = blockIdx.x * blockDim.x + threadIdx.x;
   if (id >= n_heads * half) return;
@@ -41,6 +43,7 @@ extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int 
 // k, v [n] -> f16 at kc[*pos * n], vc[*pos * n].
 extern "C" __global__ void kv_append(const float* __restrict__ k, const float* __restrict__ v, u16* __restrict__ kc,
                                      u16* __restrict__ vc, const int* __restrict__ pos, int n) {
+  overlap_prologue();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   kc[static_cast<u64>(*pos) * n + i] = f32_to_f16_bits(k[i]);
@@ -61,6 +64,7 @@ constexpr int kChunk = 64;
 extern "C" __global__ void __launch_bounds__(256)
     attention_scores(const float* __restrict__ q, const u16* __restrict__ kc, const int* __restrict__ pos, int hd, int group,
                      int kv_row, float scale, int n_ctx, float* __restrict__ s, float* __restrict__ ml) {
+  overlap_prologue();
   const int n = *pos + 1, h = blockIdx.x, chunk = blockIdx.y, j0 = chunk * kChunk;
   if (j0 >= n) return;
   const int j1 = min(n, j0 + kChunk), kvh = h / group;
@@ -88,6 +92,7 @@ extern "C" __global__ void __launch_bounds__(256)
 extern "C" __global__ void __launch_bounds__(256)
     attention_weights_v(const u16* __restrict__ vc, const int* __restrict__ pos, int hd, int group, int kv_row, int n_ctx,
                         const float* __restrict__ s, const float* __restrict__ ml, float* __restrict__ o) {
+  overlap_prologue();
   const int n = *pos + 1, h = blockIdx.x, chunk = blockIdx.y, j0 = chunk * kChunk;
   if (j0 >= n) return;
   const int j1 = min(n, j0 + kChunk), kvh = h / group, n_chunks = (n + kChunk - 1) / kChunk, t = threadIdx.x;
@@ -116,6 +121,7 @@ extern "C" __global__ void __launch_bounds__(256)
 
 extern "C" __global__ void attention_combine(const float* __restrict__ o, const int* __restrict__ pos, int hd, int max_chunks,
                                              float* __restrict__ out) {
+  overlap_prologue();
   const int n = *pos + 1, h = blockIdx.x, n_chunks = (n + kChunk - 1) / kChunk;
   for (int d = threadIdx.x; d < hd; d += blockDim.x) {
     float acc = 0.0f;
@@ -126,6 +132,7 @@ extern "C" __global__ void attention_combine(const float* __restrict__ o, const 
 
 // g[i] = silu(g[i]) * u[i].
 extern "C" __global__ void swiglu(float* __restrict__ g, const float* __restrict__ u, int n) {
+  overlap_prologue();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float x = g[i];
@@ -134,6 +141,7 @@ extern "C" __global__ void swiglu(float* __restrict__ g, const float* __restrict
 
 // x[i] += y[i].
 extern "C" __global__ void add_inplace(float* __restrict__ x, const float* __restrict__ y, int n) {
+  overlap_prologue();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) x[i] += y[i];
 }

@@ -15,6 +15,15 @@ __device__ __forceinline__ float f16_to_f32(u16 h) {
   return f;
 }
 
+// The first statement of every kernel launched with launch_overlapped (Note [Overlapped launches] in
+// src/cuda/context.h): lets the next kernel start launching, then waits for the previous one.
+__device__ __forceinline__ void overlap_prologue() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

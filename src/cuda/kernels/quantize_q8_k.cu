@@ -6,5 +6,6 @@
 
 extern "C" __global__ void __launch_bounds__(256)
     quantize_q8_k(const float* __restrict__ x, i8* __restrict__ q, float* __restrict__ d, i16* __restrict__ bsums) {
+  overlap_prologue();
   quantize_block_q8_k(x[blockIdx.x * 256 + threadIdx.x], q, d, bsums);
 }

@@ -37,7 +37,7 @@ void quantize_q8_k(Context& c, api::CUdeviceptr x, Q8Activations& out) {
   static api::CUfunction f = c.function("quantize_q8_k", "quantize_q8_k");
   api::CUdeviceptr q = out.q.ptr(), d = out.d.ptr(), bs = out.bsums.ptr();
   void* params[] = {&x, &q, &d, &bs};
-  launch(c, f, static_cast<unsigned>(out.n / kQK), 1, 256, 1, params);
+  launch_overlapped(c, f, static_cast<unsigned>(out.n / kQK), 1, 256, 1, params);
 }
 
 void gemv_q4_k(Context& c, api::CUdeviceptr w, std::size_t rows, std::size_t cols, const Q8Activations& x, api::CUdeviceptr y) {
@@ -101,23 +101,23 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
                                 : type == QuantType::Q6_K ? f6k
                                 : type == QuantType::Q8_0 ? f80
                                                           : f40;
-      return launch(c, f, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, type == QuantType::Q6_K ? without : with_bsums);
+      return launch_overlapped(c, f, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, type == QuantType::Q6_K ? without : with_bsums);
     }
     case QuantType::F32: {
       static api::CUfunction f = c.function("gemv_float", "gemv_f32");
       void* params[] = {&kt, &x, &n, &acc};
-      return launch(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
+      return launch_overlapped(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
     case QuantType::BF16: {
       static api::CUfunction f = c.function("gemv_float", "gemv_bf16");
       void* params[] = {&kt, &x, &n, &acc};
-      return launch(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
+      return launch_overlapped(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
     case QuantType::F16: {
       static api::CUfunction f = c.function("gemv_float", "gemv_f16");
       int rx = round_x ? 1 : 0;
       void* params[] = {&kt, &x, &n, &acc, &rx};
-      return launch(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
+      return launch_overlapped(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
     default:
       throw InvalidArgument(strcat("cuda gemv: weight type ", quant_info(type).name,

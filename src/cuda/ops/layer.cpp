@@ -20,7 +20,7 @@ void rmsnorm(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api:
   static api::CUfunction f = fn(c, "rmsnorm");
   int nn = static_cast<int>(n);
   void* params[] = {&x, &w, &eps, &out, &nn};
-  launch(c, f, static_cast<unsigned>(rows), 1, 256, 1, params);
+  launch_overlapped(c, f, static_cast<unsigned>(rows), 1, 256, 1, params);
 }
 
 void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, const RopeParams& p) {
@@ -29,14 +29,14 @@ void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, con
   float ts = p.theta_scale;
   api::CUdeviceptr freqs = p.freqs;
   void* params[] = {&v, &n_heads, &hd, &rd, &pos, &ts, &freqs, &neox};
-  launch(c, f, blocks(static_cast<std::size_t>(n_heads) * (rd / 2), 128), 1, 128, 1, params);
+  launch_overlapped(c, f, blocks(static_cast<std::size_t>(n_heads) * (rd / 2), 128), 1, 128, 1, params);
 }
 
 void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache,
                api::CUdeviceptr pos, int n) {
   static api::CUfunction f = fn(c, "kv_append");
   void* params[] = {&k, &v, &k_cache, &v_cache, &pos, &n};
-  launch(c, f, blocks(static_cast<std::size_t>(n), 256), 1, 256, 1, params);
+  launch_overlapped(c, f, blocks(static_cast<std::size_t>(n), 256), 1, 256, 1, params);
 }
 
 constexpr int kAttentionChunk = 64;  // as kChunk in kernels/layer_ops.cu
@@ -61,11 +61,11 @@ void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, 
   api::CUdeviceptr s = a.scores.ptr(), ml = a.max_sum.ptr(), o = a.partial.ptr();
   const auto heads = static_cast<unsigned>(n_head), chunks = static_cast<unsigned>(a.n_chunks);
   void* p1[] = {&q, &k_cache, &pos, &hd, &group, &kv_row, &scale, &n_ctx, &s, &ml};
-  launch(c, scores, heads, chunks, 256, 1, p1);
+  launch_overlapped(c, scores, heads, chunks, 256, 1, p1);
   void* p2[] = {&v_cache, &pos, &hd, &group, &kv_row, &n_ctx, &s, &ml, &o};
-  launch(c, weights_v, heads, chunks, 256, 1, p2);
+  launch_overlapped(c, weights_v, heads, chunks, 256, 1, p2);
   void* p3[] = {&o, &pos, &hd, &max_chunks, &out};
-  launch(c, combine, heads, 1, static_cast<unsigned>(std::min(hd, 256)), 1, p3);
+  launch_overlapped(c, combine, heads, 1, static_cast<unsigned>(std::min(hd, 256)), 1, p3);
 }
 
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq) {
@@ -73,14 +73,14 @@ void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float 
   int n = static_cast<int>(xq.n);
   api::CUdeviceptr q = xq.q.ptr(), d = xq.d.ptr(), bs = xq.bsums.ptr();
   void* params[] = {&x, &w, &eps, &xn, &n, &q, &d, &bs};
-  launch(c, f, static_cast<unsigned>(xq.n / 256), 1, 256, 1, params);
+  launch_overlapped(c, f, static_cast<unsigned>(xq.n / 256), 1, 256, 1, params);
 }
 
 void swiglu_quantize(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, Q8Activations& gq) {
   static api::CUfunction f = c.function("fused_ops", "swiglu_quantize");
   api::CUdeviceptr q = gq.q.ptr(), d = gq.d.ptr(), bs = gq.bsums.ptr();
   void* params[] = {&g, &u, &q, &d, &bs};
-  launch(c, f, static_cast<unsigned>(gq.n / 256), 1, 256, 1, params);
+  launch_overlapped(c, f, static_cast<unsigned>(gq.n / 256), 1, 256, 1, params);
 }
 
 void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
@@ -91,21 +91,21 @@ void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdevi
   api::CUdeviceptr freqs = p.freqs;
   void* params[] = {&q, &k, &v, &n_head, &n_kv, &hd, &rd, &pos, &ts, &freqs, &neox, &k_cache, &v_cache};
   const std::size_t threads = static_cast<std::size_t>(n_head + n_kv) * (rd / 2) + static_cast<std::size_t>(n_kv) * hd;
-  launch(c, f, blocks(threads, 128), 1, 128, 1, params);
+  launch_overlapped(c, f, blocks(threads, 128), 1, 128, 1, params);
 }
 
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n) {
   static api::CUfunction f = fn(c, "swiglu");
   int nn = static_cast<int>(n);
   void* params[] = {&g, &u, &nn};
-  launch(c, f, blocks(n, 256), 1, 256, 1, params);
+  launch_overlapped(c, f, blocks(n, 256), 1, 256, 1, params);
 }
 
 void add_inplace(Context& c, api::CUdeviceptr x, api::CUdeviceptr y, std::size_t n) {
   static api::CUfunction f = fn(c, "add_inplace");
   int nn = static_cast<int>(n);
   void* params[] = {&x, &y, &nn};
-  launch(c, f, blocks(n, 256), 1, 256, 1, params);
+  launch_overlapped(c, f, blocks(n, 256), 1, 256, 1, params);
 }
 
 }  // namespace trueno::cuda
