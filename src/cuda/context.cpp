@@ -204,14 +204,19 @@ void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset
   if (offset + bytes > bytes_) throw InvalidArgument(strcat("DeviceBuffer::upload: ", bytes, " bytes at ", offset, " exceed ", bytes_));
   const Context& c = Context::get();
   c.make_current();
-  check(c.driver().memcpy_htod(ptr_ + offset, src, bytes), "cuMemcpyHtoD");
+  // On the context's stream, then waited for: the plain cuMemcpyHtoD runs on the legacy stream, which does
+  // not order with our non-blocking one, and returns before its DMA from pageable memory completes - a
+  // kernel launched next (the f16/FP8 weight conversions at load) could read the buffer half written.
+  check(c.driver().memcpy_htod_async(ptr_ + offset, src, bytes, c.stream()), "cuMemcpyHtoDAsync");
+  c.synchronize();
 }
 
 void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
   if (offset + bytes > bytes_) throw InvalidArgument(strcat("DeviceBuffer::download: ", bytes, " bytes at ", offset, " exceed ", bytes_));
   const Context& c = Context::get();
   c.make_current();
-  check(c.driver().memcpy_dtoh(dst, ptr_ + offset, bytes), "cuMemcpyDtoH");
+  check(c.driver().memcpy_dtoh_async(dst, ptr_ + offset, bytes, c.stream()), "cuMemcpyDtoHAsync");  // after the stream's work
+  c.synchronize();
 }
 
 }  // namespace trueno::cuda

@@ -83,6 +83,7 @@ using nvrtcProgram = _nvrtcProgram*;
   X(CUresult, mem_free_host, "cuMemFreeHost", (void* ptr))                                                    \
   X(CUresult, memcpy_htod, "cuMemcpyHtoD_v2", (CUdeviceptr dst, const void* src, std::size_t bytes))          \
   X(CUresult, memcpy_dtoh, "cuMemcpyDtoH_v2", (void* dst, CUdeviceptr src, std::size_t bytes))                \
+  X(CUresult, memcpy_dtoh_async, "cuMemcpyDtoHAsync_v2", (void* dst, CUdeviceptr src, std::size_t bytes, CUstream s)) \
   X(CUresult, memcpy_dtod_async, "cuMemcpyDtoDAsync_v2",                                                      \
     (CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream))                                   \
   X(CUresult, memset_d8_async, "cuMemsetD8Async", (CUdeviceptr dst, unsigned char v, std::size_t n, CUstream s)) \

@@ -67,10 +67,7 @@ CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions&
       options_(options),
       n_ctx_(n_ctx),
       kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim),
-      // The cuBLAS baseline runs eagerly: with its GEMVs captured into the decode graph, the logits of
-      // later sequences in the process drifted (qwen2 tiny: cosine 0.96-0.99 against the CPU, varying from
-      // run to run; eager launches 0.99975, as the fused path), so the baseline is measured without graphs.
-      use_graphs_(graphs_enabled() && options.decode_gemv == CudaOptions::DecodeGemv::Fused) {
+      use_graphs_(graphs_enabled()) {
   if (n_ctx == 0) throw trueno::InvalidArgument("session: context size must be at least 1");
   if (n_ctx > static_cast<std::size_t>(cu::kMaxAttentionPositions))
     throw trueno::InvalidArgument(strcat("cuda: a context of ", n_ctx, " positions exceeds the ", cu::kMaxAttentionPositions,

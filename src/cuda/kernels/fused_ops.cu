@@ -10,9 +10,7 @@ extern "C" __global__ void __launch_bounds__(256)
     rmsnorm_quantize(const float* __restrict__ x, const float* __restrict__ w, float eps, float* __restrict__ xn, int n,
                      i8* __restrict__ q, float* __restrict__ d, i16* __restrict__ bsums) {
   overlap_prologue();
-  float ss = 0.0f;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) ss += x[i] * x[i];
-  ss = block_sum(ss);
+  const float ss = block_sum_squares(x, n);
   const float scale = 1.0f / sqrtf(ss / static_cast<float>(n) + eps);
   const int i = blockIdx.x * 256 + threadIdx.x;
   const float v = (x[i] * scale) * w[i];

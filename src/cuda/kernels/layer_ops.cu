@@ -9,9 +9,7 @@ extern "C" __global__ void __launch_bounds__(256)
   overlap_prologue();
   const float* xr = x + static_cast<u64>(blockIdx.x) * n;
   float* yr = out + static_cast<u64>(blockIdx.x) * n;
-  float ss = 0.0f;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) ss += xr[i] * xr[i];
-  ss = block_sum(ss);
+  const float ss = block_sum_squares(xr, n);
   const float scale = 1.0f / sqrtf(ss / static_cast<float>(n) + eps);
   for (int i = threadIdx.x; i < n; i += blockDim.x) yr[i] = (xr[i] * scale) * w[i];
 }
