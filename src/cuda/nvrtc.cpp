@@ -129,10 +129,33 @@ std::string default_cache_dir() {
   return {};
 }
 
+std::vector<std::pair<std::string, std::string>> tuning_defines() {
+  std::vector<std::pair<std::string, std::string>> out;
+  const char* env = std::getenv("TRUENO_CUDA_DEFINES");
+  std::string_view rest = env ? env : "";
+  while (!rest.empty()) {
+    const std::size_t space = rest.find(' ');
+    const std::string_view tok = rest.substr(0, space);
+    rest = space == std::string_view::npos ? std::string_view{} : rest.substr(space + 1);
+    if (tok.empty()) continue;
+    const std::size_t eq = tok.find('=');
+    out.emplace_back(std::string(tok.substr(0, eq)), eq == std::string_view::npos ? "1" : std::string(tok.substr(eq + 1)));
+  }
+  return out;
+}
+
+int tuning_define(std::string_view name, int fallback) {
+  for (const auto& [k, v] : tuning_defines())
+    if (k == name) return std::atoi(v.c_str());
+  return fallback;
+}
+
 std::vector<std::string> compile_options(int arch) {
   // Precise division and square root (the CPU contracts' reference is IEEE f32); fused multiply-add on.
-  return {strcat("--gpu-architecture=sm_", arch), "--std=c++17", "--device-as-default-execution-space",
-          "--prec-div=true", "--prec-sqrt=true"};
+  std::vector<std::string> o = {strcat("--gpu-architecture=sm_", arch), "--std=c++17", "--device-as-default-execution-space",
+                                "--prec-div=true", "--prec-sqrt=true"};
+  for (const auto& [k, v] : tuning_defines()) o.push_back(strcat("-D", k, "=", v));
+  return o;
 }
 
 Cubin compile_cubin(std::string_view name, std::string_view source, int arch, int driver_version, const std::string& cache_dir) {

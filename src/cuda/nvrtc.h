@@ -14,6 +14,11 @@
 
 namespace trueno::cuda {
 
+// Kernel tuning knobs for experiments: TRUENO_CUDA_DEFINES="NAME=VALUE ..." adds -DNAME=VALUE to every
+// NVRTC compilation (part of the cubin cache key); launchers whose grids depend on a knob read it here
+// (fallback when unset). The defaults in the kernels are the measured best (docs/CUDA.md).
+int tuning_define(std::string_view name, int fallback);
+
 struct Cubin {
   std::vector<char> image;
   bool from_cache = false;

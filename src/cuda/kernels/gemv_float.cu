@@ -4,7 +4,10 @@
 #include "prelude.cuh"
 
 namespace {
-constexpr int kWarps = 8;
+#ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
+#define TRUENO_GEMV_WARPS 8
+#endif
+constexpr int kWarps = TRUENO_GEMV_WARPS;
 
 template <class Load>
 __device__ __forceinline__ float row_dot(Load load, const float* __restrict__ x, int cols, bool round_x) {

@@ -9,8 +9,18 @@
 #include "prelude.cuh"
 
 namespace {
-constexpr int kRows = 2;
-constexpr int kWarps = 8;
+#ifndef TRUENO_GEMV_ROWS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
+#define TRUENO_GEMV_ROWS 2
+#endif
+constexpr int kRows = TRUENO_GEMV_ROWS;
+#ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
+#define TRUENO_GEMV_WARPS 8
+#endif
+constexpr int kWarps = TRUENO_GEMV_WARPS;
+#ifndef TRUENO_Q6K_UNROLL  // block steps unrolled (loads of later steps issued early)
+#define TRUENO_Q6K_UNROLL 1
+#endif
+constexpr int kUnroll = TRUENO_Q6K_UNROLL;
 
 __device__ __forceinline__ u32 load_u32_a2(const u8* p) {  // 2-byte aligned
   const u16* h = reinterpret_cast<const u16*>(p);
@@ -62,6 +72,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
   const int lane = threadIdx.x, t = lane & 7, hh = t >> 2, u = t & 3;
   const u64 row_bytes = static_cast<u64>(nb) * 210;
   float acc[kRows] = {};
+#pragma unroll kUnroll
   for (int b = lane >> 3; b < nb; b += 4) {
     const int e = b * 256 + 128 * hh + 8 * u;
     int2 x[4];

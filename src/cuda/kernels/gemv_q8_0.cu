@@ -8,8 +8,14 @@
 #include "prelude.cuh"
 
 namespace {
-constexpr int kRows = 2;
-constexpr int kWarps = 8;
+#ifndef TRUENO_GEMV_ROWS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
+#define TRUENO_GEMV_ROWS 2
+#endif
+constexpr int kRows = TRUENO_GEMV_ROWS;
+#ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
+#define TRUENO_GEMV_WARPS 8
+#endif
+constexpr int kWarps = TRUENO_GEMV_WARPS;
 
 __device__ __forceinline__ u32 load_u32_a2(const u8* p) {
   const u16* h = reinterpret_cast<const u16*>(p);

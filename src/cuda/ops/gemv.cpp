@@ -4,13 +4,16 @@
 #include <algorithm>
 
 #include "core/strings.h"
+#include "cuda/nvrtc.h"
 
 namespace trueno::cuda {
 namespace {
 
 constexpr std::size_t kQK = 256;       // elements per Q8_K / k-quant block
-constexpr unsigned kWarps = 8;         // warps per thread block in every gemv kernel
-constexpr unsigned kQuantRowsPerWarp = 2;  // rows per warp in the quantized gemv kernels
+// Warps per thread block in every gemv kernel, rows per warp in the quantized ones: as the kernels'
+// TRUENO_GEMV_WARPS / TRUENO_GEMV_ROWS (tuning knobs, nvrtc.h).
+const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS", 8));
+const unsigned kQuantRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS", 2));
 
 std::size_t check_blocks(const char* op, std::size_t n) {
   if (n == 0 || n % kQK != 0) throw ShapeError(strcat(op, ": length ", n, " is not a positive multiple of ", kQK));
