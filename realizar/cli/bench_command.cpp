@@ -43,7 +43,7 @@ Result measure(const std::string& name, int n_prompt, int n_gen, int reps, const
 std::function<int()> add_bench_command(CLI::App& app) {
   struct Opt {
     ModelOptions m;
-    int p = 512, n = 128, r = 3;
+    int p = 512, n = 128, r = 3, ctx = 0;
     bool json = false;
   };
   auto o = std::make_shared<Opt>();
@@ -52,6 +52,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
   cmd->add_option("-p,--n-prompt", o->p, "Prompt tokens (0: skip the pp test)")->check(CLI::NonNegativeNumber);
   cmd->add_option("-n,--n-gen", o->n, "Generated tokens (0: skip the tg test)")->check(CLI::NonNegativeNumber);
   cmd->add_option("-r,--repetitions", o->r, "Repetitions")->check(CLI::PositiveNumber);
+  cmd->add_option("-c,--ctx-size", o->ctx, "Context to allocate (0: the larger of -p and -n)")->check(CLI::NonNegativeNumber);
   cmd->add_flag("--json", o->json, "Print a JSON array instead of the table");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
@@ -59,7 +60,10 @@ std::function<int()> add_bench_command(CLI::App& app) {
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
     const auto& c = model.config();
-    const std::size_t ctx = static_cast<std::size_t>(std::max(1, std::max(o->p, o->n)));
+    if (o->ctx != 0 && o->ctx < std::max(o->p, o->n))
+      throw trueno::InvalidArgument("bench: --ctx-size " + std::to_string(o->ctx) + " is smaller than the " +
+                                    std::to_string(std::max(o->p, o->n)) + " tokens a test runs");
+    const std::size_t ctx = static_cast<std::size_t>(o->ctx != 0 ? o->ctx : std::max(1, std::max(o->p, o->n)));
     const auto seq = make_sequence(model, ctx, forced, o->m.cuda());
     Sequence& session = *seq;
     std::mt19937 rng(1);

@@ -1,6 +1,7 @@
 // The CUDA sequence's state, shared by its decode step (forward_cuda.cpp) and its batched prefill
 // (prefill_cuda.cpp).
 #pragma once
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -69,7 +70,7 @@ class CudaSequence final : public Sequence {
   cu::RopeParams rope_{};
   bool use_graphs_;
   bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
-  cu::Graph graphs_[2];
+  std::map<std::pair<bool, std::size_t>, cu::Graph> graphs_;  // (logits, position bucket) -> decode graph
   PrefillBuffers pre_;
   cu::DeviceBuffer w16_;  // one matrix dequantized to f16 for a prefill product
 
@@ -82,7 +83,10 @@ class CudaSequence final : public Sequence {
   // x_quantized: xq already holds Q8_K(x) (a fused kernel wrote it).
   void linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
               bool accumulate = false, bool x_quantized = false);
-  void enqueue(bool logits);
+  // The decode step's launches for positions below `bucket` (attention covers that many).
+  void enqueue(bool logits, std::size_t bucket);
+  // Note [Decode graph]: the power-of-two multiple of 64 positions (capped at n_ctx) that covers pos.
+  std::size_t bucket_for(std::size_t pos) const;
   void step(std::int32_t token, float* logits_out);
 
   // Prefill (prefill_cuda.cpp): T tokens from pos_ through cuBLAS products; logits of every token into

@@ -11,11 +11,13 @@
 // Note [Decode graph]
 // A token's ~15 launches per layer cost more on the host (~6 us each in the device VM) than the GPU
 // needs for them, so after a first eager step the launches are captured once into a CUDA graph and
-// replayed per token: the kernels read the position from device memory and attention is launched over
-// chunks for the whole context, so the same graph is right at every position. Per token the
-// host copies the embedding row and the position (pinned memory, on the stream) and launches the graph.
-// (Attention's launch covers the whole context; chunks past the position return at once.)
-// Two graphs: with and without the LM head (prompt tokens whose logits nobody reads skip it).
+// replayed per token: the kernels read the position from device memory, so one graph is right at every
+// position of its bucket. Attention launches one block per 64-position chunk and head; chunks past the
+// position return at once, but a launch over a 16K context would still schedule 256 chunks per head for a
+// short sequence, so graphs are captured per bucket of positions (64, 128, 256, ... up to the context
+// size), each launching only its bucket's chunks: the first token past a bucket captures the next one.
+// Per token the host copies the embedding row and the position (pinned memory, on the stream) and launches
+// the graph. Graphs with and without the LM head (prompt tokens whose logits nobody reads skip it).
 // REALIZAR_CUDA_GRAPHS=0 launches every kernel eagerly instead (for comparison).
 #include <cmath>
 #include <cstdlib>
@@ -171,7 +173,13 @@ void CudaSequence::linear(std::initializer_list<Product> products, const cu::Dev
   flush();
 }
 
-void CudaSequence::enqueue(bool logits) {
+std::size_t CudaSequence::bucket_for(std::size_t pos) const {
+  std::size_t b = 64;
+  while (b <= pos) b *= 2;
+  return std::min(b, n_ctx_);
+}
+
+void CudaSequence::enqueue(bool logits, std::size_t bucket) {
   const std::size_t d = c_.n_embd;
   const int group = static_cast<int>(c_.n_head / c_.n_head_kv);
   // Fused steps where the shapes allow (Q8_K blocks of 256): rmsnorm + quantize, rope + cache append,
@@ -194,7 +202,8 @@ void CudaSequence::enqueue(bool logits) {
     cu::rope_append(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(),
                     rope_, k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off);
     cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
-                         *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
+                         *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_),
+                         static_cast<int>(bucket));
     linear({{&w.wo, &x_}}, att_, xq_embd_, /*accumulate=*/true);  // the residual: x += Wo att
 
     norm(w.ffn_norm);
@@ -224,12 +233,13 @@ void CudaSequence::step(std::int32_t token, float* logits_out) {
   cu::check(drv.memcpy_htod_async(x_.ptr(), row, d * sizeof(float), ctx_.stream()), "cuMemcpyHtoDAsync(embedding)");
   cu::check(drv.memcpy_htod_async(pos_dev_.ptr(), row + d, sizeof pos, ctx_.stream()), "cuMemcpyHtoDAsync(position)");
   const bool want = logits_out != nullptr;
+  const std::size_t bucket = bucket_for(pos_);
   if (use_graphs_ && warmed_[want]) {  // Note [Decode graph]
-    cu::Graph& g = graphs_[want];
-    if (!g.ready()) g.capture(ctx_, [&] { enqueue(want); });
+    cu::Graph& g = graphs_[{want, bucket}];
+    if (!g.ready()) g.capture(ctx_, [&] { enqueue(want, bucket); });
     g.launch(ctx_);
   } else {
-    enqueue(want);
+    enqueue(want, bucket);
     warmed_[want] = true;
   }
   if (want) {

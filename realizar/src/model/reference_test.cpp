@@ -75,7 +75,8 @@ TEST(CudaGpuReference, Stories260KGreedyTextMatches) {
   check_greedy_text([](const Model& m, std::size_t n) { return make_cuda_sequence(m, n); });
 }
 
-// The decode graph (Note [Decode graph], forward_cuda.cpp) replays exactly the eager launches.
+// The decode graphs (Note [Decode graph], forward_cuda.cpp) replay exactly the eager launches, across
+// the position buckets 64 and 128 and the capped last one (150 positions).
 TEST(CudaGpuReference, GraphReplayEqualsEagerLaunches) {
   std::string why;
   if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
@@ -83,7 +84,7 @@ TEST(CudaGpuReference, GraphReplayEqualsEagerLaunches) {
     const auto file = gguf::File::open(test::testdata_dir() + "/models/" + model_name);
     const Model model(file, Config::from_gguf(file));
     std::vector<std::int32_t> ids;
-    for (int i = 0; i < 40; ++i) ids.push_back(static_cast<std::int32_t>((i * 37 + 1) % model.config().n_vocab));
+    for (int i = 0; i < 150; ++i) ids.push_back(static_cast<std::int32_t>((i * 37 + 1) % model.config().n_vocab));
     std::vector<float> logits[2];
     for (int graphs = 0; graphs < 2; ++graphs) {
       setenv("REALIZAR_CUDA_GRAPHS", graphs ? "1" : "0", 1);
@@ -93,7 +94,7 @@ TEST(CudaGpuReference, GraphReplayEqualsEagerLaunches) {
       s->forward(std::span(ids).first(10), true);  // eager first steps, then the graphs
       std::vector<float> all(s->logits().begin(), s->logits().end());
       s->forward(std::span(ids).subspan(10, 20));  // no logits: the other graph
-      s->forward(std::span(ids).subspan(30), true);
+      s->forward(std::span(ids).subspan(30), true);  // positions 30-149: buckets 64, 128, 150
       all.insert(all.end(), s->logits().begin(), s->logits().end());
       logits[graphs] = all;
     }

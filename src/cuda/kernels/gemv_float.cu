@@ -5,7 +5,7 @@
 
 namespace {
 #ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 8
+#define TRUENO_GEMV_WARPS 4
 #endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;
 

@@ -24,7 +24,7 @@ constexpr int kRows = TRUENO_GEMV_ROWS;
 #endif
 constexpr int kSteps = TRUENO_GEMV_STEPS;
 #ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 8
+#define TRUENO_GEMV_WARPS 4
 #endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;  // per thread block (blockDim = 32 x kWarps)
 

@@ -14,11 +14,11 @@ namespace {
 #endif
 constexpr int kRows = TRUENO_GEMV_ROWS;
 #ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 8
+#define TRUENO_GEMV_WARPS 4
 #endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;
 #ifndef TRUENO_Q6K_UNROLL  // block steps unrolled (loads of later steps issued early)
-#define TRUENO_Q6K_UNROLL 1
+#define TRUENO_Q6K_UNROLL 2
 #endif
 constexpr int kUnroll = TRUENO_Q6K_UNROLL;
 

@@ -13,7 +13,7 @@ namespace {
 #endif
 constexpr int kRows = TRUENO_GEMV_ROWS;
 #ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 8
+#define TRUENO_GEMV_WARPS 4
 #endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;
 

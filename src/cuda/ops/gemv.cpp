@@ -12,7 +12,7 @@ namespace {
 constexpr std::size_t kQK = 256;       // elements per Q8_K / k-quant block
 // Warps per thread block in every gemv kernel, rows per warp in the quantized ones: as the kernels'
 // TRUENO_GEMV_WARPS / TRUENO_GEMV_ROWS (tuning knobs, nvrtc.h).
-const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS", 8));
+const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS", 4));
 const unsigned kQuantRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS", 2));
 
 std::size_t check_blocks(const char* op, std::size_t n) {

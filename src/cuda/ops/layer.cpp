@@ -53,13 +53,16 @@ AttentionScratch::AttentionScratch(int n_ctx_, int n_head, int hd)
 }
 
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      api::CUdeviceptr pos, AttentionScratch& a, int n_head, int hd, int group, int kv_row) {
+                      api::CUdeviceptr pos, AttentionScratch& a, int n_head, int hd, int group, int kv_row, int positions) {
+  if (positions < 0 || positions > a.n_ctx)
+    throw InvalidArgument(strcat("cuda attention: ", positions, " positions exceed the scratch's context of ", a.n_ctx));
   static api::CUfunction scores = fn(c, "attention_scores"), weights_v = fn(c, "attention_weights_v"),
                          combine = fn(c, "attention_combine");
   float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  int n_ctx = a.n_ctx, max_chunks = a.n_chunks;
+  const int chunks_used = positions == 0 ? a.n_chunks : (positions + kAttentionChunk - 1) / kAttentionChunk;
+  int n_ctx = a.n_ctx, max_chunks = chunks_used;  // the partials' stride is the launched chunk count
   api::CUdeviceptr s = a.scores.ptr(), ml = a.max_sum.ptr(), o = a.partial.ptr();
-  const auto heads = static_cast<unsigned>(n_head), chunks = static_cast<unsigned>(a.n_chunks);
+  const auto heads = static_cast<unsigned>(n_head), chunks = static_cast<unsigned>(chunks_used);
   void* p1[] = {&q, &k_cache, &pos, &hd, &group, &kv_row, &scale, &n_ctx, &s, &ml};
   launch_overlapped(c, scores, heads, chunks, 256, 1, p1);
   void* p2[] = {&v_cache, &pos, &hd, &group, &kv_row, &n_ctx, &s, &ml, &o};

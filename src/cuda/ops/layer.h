@@ -40,9 +40,10 @@ struct AttentionScratch {
 
 // out[n_head][hd] = attention of q[n_head][hd] over positions [0, *pos] of one layer's f16 cache
 // [scratch.n_ctx][kv_row]; head h reads KV head h / group (kernels/layer_ops.cu: three launches, split
-// over the sequence).
+// over the sequence). The launches cover `positions` positions (0: the whole context), which must exceed
+// *pos when they run: a captured graph for a bucket of positions launches only that bucket's chunks.
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      api::CUdeviceptr pos, AttentionScratch& scratch, int n_head, int hd, int group, int kv_row);
+                      api::CUdeviceptr pos, AttentionScratch& scratch, int n_head, int hd, int group, int kv_row, int positions = 0);
 
 // Fused (kernels/fused_ops.cu). xn[n] = rmsnorm(x) * w and xq = Q8_K(xn), n = xq.n (a multiple of 256).
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq);
