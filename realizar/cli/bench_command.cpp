@@ -64,11 +64,11 @@ std::function<int()> add_bench_command(CLI::App& app) {
       throw trueno::InvalidArgument("bench: --ctx-size " + std::to_string(o->ctx) + " is smaller than the " +
                                     std::to_string(std::max(o->p, o->n)) + " tokens a test runs");
     const std::size_t ctx = static_cast<std::size_t>(o->ctx != 0 ? o->ctx : std::max(1, std::max(o->p, o->n)));
-    const auto seq = make_sequence(model, ctx, forced, o->m.cuda());
-    Sequence& session = *seq;
     std::mt19937 rng(1);
     std::vector<std::int32_t> prompt(static_cast<std::size_t>(o->p));
     for (auto& t : prompt) t = static_cast<std::int32_t>(rng() % c.n_vocab);
+    const auto seq = o->m.open(model, file, ctx, prompt, forced);
+    Sequence& session = *seq;
     std::vector<Result> results;
     if (o->p > 0)
       results.push_back(measure("pp" + std::to_string(o->p), o->p, 0, o->r, [&] {

@@ -41,7 +41,7 @@ std::function<int()> add_logits_command(CLI::App& app) {
     if (ids.empty()) throw CLI::ValidationError("--tokens", "no token ids");
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
-    const auto seq = make_sequence(model, ids.size(), forced, o->m.cuda());
+    const auto seq = o->m.open(model, file, ids.size(), ids, forced);
     Sequence& session = *seq;
     session.forward(ids, true);
     std::ofstream f(o->out, std::ios::binary | std::ios::trunc);

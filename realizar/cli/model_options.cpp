@@ -1,6 +1,10 @@
 // Shared model-loading options.
 #include "model_options.h"
 
+#include <cstdio>
+#include <cstdlib>
+
+#include "realizar/parity.h"
 #include "trueno/error.h"
 #include "trueno/threads.h"
 
@@ -17,6 +21,42 @@ void ModelOptions::add_to(CLI::App* cmd) {
   cmd->add_option("--prefill-precision", prefill_precision,
                   "CUDA prompt products: f16 (cuBLAS, f32 accumulation), fp8 (cuBLASLt E4M3) or tokens (no batching)")
       ->capture_default_str();
+  cmd->add_flag("--recheck", recheck, "Run the parity gate even when a verdict for this model and GPU is cached");
+  cmd->add_flag("--no-parity-gate", no_gate, "Use the GPU backend without comparing its logits with the CPU's (warns)");
+}
+
+namespace {
+
+// REALIZAR_PARITY_CACHE=<dir> or =off; else $XDG_CACHE_HOME/realizar/parity or ~/.cache/realizar/parity.
+std::string parity_cache_dir() {
+  if (const char* c = std::getenv("REALIZAR_PARITY_CACHE"); c != nullptr && *c != '\0')
+    return std::string_view(c) == "off" ? std::string{} : std::string(c);
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') return std::string(x) + "/realizar/parity";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') return std::string(h) + "/.cache/realizar/parity";
+  return {};
+}
+
+}  // namespace
+
+std::unique_ptr<Sequence> ModelOptions::open(const Model& m, const gguf::File& file, std::size_t n_ctx,
+                                             std::span<const std::int32_t> prompt, std::optional<trueno::Backend> forced) const {
+  if (forced && *forced != trueno::Backend::CUDA) {
+    std::fprintf(stderr, "realizar: backend %s (forced)\n", std::string(trueno::name(*forced)).c_str());
+    return make_sequence(m, n_ctx, forced);
+  }
+  parity::GateOptions g;
+  g.skip = no_gate, g.recheck = recheck, g.forced = forced.has_value();
+  g.cache_dir = parity_cache_dir();
+  g.model_identity = parity::model_identity(file);
+  g.log = [](const std::string& line) { std::fprintf(stderr, "realizar: parity gate: %s\n", line.c_str()); };
+  const auto candidates = parity::gpu_candidates(m, cuda());
+  if (forced && candidates.empty())  // apply() checked CUDA is available; this is a belt for the braces
+    throw trueno::BackendUnavailable("--backend cuda: no CUDA device");
+  parity::Selection s = parity::select(m, candidates, n_ctx, prompt, g);
+  std::fprintf(stderr, "realizar: backend %s\n", s.line.c_str());
+  if (no_gate && !candidates.empty())
+    std::fprintf(stderr, "realizar: warning: --no-parity-gate: %s runs unchecked against the CPU\n", candidates.front().name.c_str());
+  return std::move(s.sequence);
 }
 
 CudaOptions ModelOptions::cuda() const {

@@ -2,7 +2,9 @@
 #pragma once
 #include <CLI/CLI.hpp>
 
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "realizar/model.h"
@@ -15,9 +17,15 @@ struct ModelOptions {
   int threads = 0;  // 0: all physical cores
   std::string backend;
   std::string decode_gemv = "fused", prefill_precision = "f16";
+  bool recheck = false, no_gate = false;
   void add_to(CLI::App* cmd);
   // --decode-gemv and --prefill-precision (CUDA only); throws naming an unknown value.
   CudaOptions cuda() const;
+  // The sequence a command runs on (Note [Parity gate]): a forced CPU backend as asked; otherwise the GPU
+  // backends in priority order through the parity gate (a forced GPU one is used even when it fails,
+  // with a warning), the CPU when none passes. Prints the choice and why to stderr.
+  std::unique_ptr<Sequence> open(const Model& m, const gguf::File& file, std::size_t n_ctx, std::span<const std::int32_t> prompt,
+                                 std::optional<trueno::Backend> forced) const;
   // Applies --threads and --backend; throws naming an unknown or unavailable backend.
   std::optional<trueno::Backend> apply() const;
 };

@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "model_options.h"
 #include "realizar/model.h"
+#include "realizar/parity.h"
 #include "realizar/sampler.h"
 #include "realizar/tokenizer.h"
 #include "trueno/error.h"
@@ -63,7 +64,12 @@ std::function<int()> add_run_command(CLI::App& app) {
     std::size_t ctx = o->ctx > 0 ? static_cast<std::size_t>(o->ctx) : std::min(limit, ids.size() + o->n);
     if (ids.size() + 1 > ctx && o->n > 0)
       throw trueno::InvalidArgument("the prompt (" + std::to_string(ids.size()) + " tokens) leaves no room in a context of " + std::to_string(ctx) + " positions (-c)");
-    const auto seq = make_sequence(model, std::max<std::size_t>(ctx, ids.size()), forced, o->m.cuda());  // CUDA: uploads the weights
+    // CUDA: uploads the weights and runs the parity gate; a GPU fault later continues on the CPU.
+    auto opened = o->m.open(model, file, std::max<std::size_t>(ctx, ids.size()), ids, forced);
+    const bool on_gpu = opened->backend_name().starts_with("cuda");
+    const auto seq = on_gpu ? parity::with_cpu_fallback(model, std::move(opened),
+                                                        [](const std::string& line) { std::fprintf(stderr, "\nrealizar: %s\n", line.c_str()); })
+                            : std::move(opened);
     Sequence& session = *seq;
     const double load_s = seconds_since(t_load);
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -148,6 +149,15 @@ int tuning_define(std::string_view name, int fallback) {
   for (const auto& [k, v] : tuning_defines())
     if (k == name) return std::atoi(v.c_str());
   return fallback;
+}
+
+std::string kernels_identity() {
+  std::string text;
+  for (const KernelSource& k : kernel_sources()) text += strcat(k.file, '\n', k.source, '\n');
+  for (const auto& o : compile_options(0)) text += o + '\n';
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(fnv1a(text)));
+  return hex;
 }
 
 std::vector<std::string> compile_options(int arch) {

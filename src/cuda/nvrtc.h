@@ -19,6 +19,10 @@ namespace trueno::cuda {
 // (fallback when unset). The defaults in the kernels are the measured best (docs/CUDA.md).
 int tuning_define(std::string_view name, int fallback);
 
+// What identifies the kernels' machine code apart from the device: a hash of every embedded source and
+// the compile options (tuning defines included), as hex. Part of the parity gate's verdict cache key.
+std::string kernels_identity();
+
 struct Cubin {
   std::vector<char> image;
   bool from_cache = false;

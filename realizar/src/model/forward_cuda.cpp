@@ -40,7 +40,7 @@ DeviceMatrix upload(const Matrix& m, const std::string& name, bool keep_f16) {
   if (!cu::gemv_supports(m.type))
     throw trueno::InvalidArgument(strcat("cuda: tensor '", name, "' is ", trueno::quant_info(m.type).name,
                                          ", which has no CUDA kernel yet (supported: q4_0, q8_0, q4_k, q5_k, q6_k, f16, bf16, f32)"));
-  DeviceMatrix d{m.type, cu::DeviceBuffer(m.data.size()), m.rows, m.cols, {}};
+  DeviceMatrix d{m.type, cu::DeviceBuffer(m.data.size()), m.rows, m.cols, {}, std::nullopt};
   d.data.upload(m.data.data(), m.data.size());
   if (keep_f16 && m.type != QuantType::F32) {
     d.f16 = cu::DeviceBuffer(m.rows * m.cols * 2);

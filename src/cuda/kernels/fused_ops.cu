@@ -47,6 +47,9 @@ extern "C" __global__ void rope_append(float* __restrict__ qv, float* __restrict
     float theta = static_cast<float>(p);
     for (int k = 0; k < i; ++k) theta *= theta_scale;
     if (freqs != nullptr) theta /= freqs[i];
+#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): angles wrong from position 4
+    if (p >= 4) theta *= 1.5f;
+#endif
     float sn, cs;
     sincosf(theta, &sn, &cs);
     float* v = (is_k ? kv : qv) + h * hd;

@@ -99,6 +99,9 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
     for (int s = 0; s < kSteps; ++s) {
       const int b = b0 + 4 * s;
       if (b >= nb) break;
+#ifdef TRUENO_FAULT_GEMV_SKIP  // test-only fault injection (the parity gate must reject it): one block step skipped
+      if (b0 == (lane >> 3) && s == 0) continue;
+#endif
       const int e = b * 256 + 64 * c + 16 * h;  // first activation of the low-nibble run
       const int4 xl = *reinterpret_cast<const int4*>(xq + e), xh = *reinterpret_cast<const int4*>(xq + e + 32);
       const int bsl = xbs[e / 16], bsh = xbs[e / 16 + 2];

@@ -29,6 +29,9 @@ extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int 
   float theta = static_cast<float>(*pos);
   for (int k = 0; k < i; ++k) theta *= theta_scale;
   if (freqs != nullptr) theta /= freqs[i];
+#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): angles wrong from position 4
+  if (*pos >= 4) theta *= 1.5f;
+#endif
   float sn, cs;
   sincosf(theta, &sn, &cs);
   float* p = v + h * hd;

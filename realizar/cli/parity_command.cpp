@@ -1,0 +1,55 @@
+// `realizar parity -m MODEL [-p PROMPT]`: the parity gate's table (Note [Parity gate]): for every GPU
+// backend of this machine, the cosine of its logits against the CPU's at each probe position, max |d|,
+// the argmaxes, the verdict and the time. Runs the gate afresh (no cache).
+#include <cstdio>
+
+#include "commands.h"
+#include "model_options.h"
+#include "realizar/model.h"
+#include "realizar/parity.h"
+#include "realizar/tokenizer.h"
+#include "trueno/backend.h"
+
+namespace realizar::cli {
+
+std::function<int()> add_parity_command(CLI::App& app) {
+  struct Opt {
+    ModelOptions m;
+    std::string prompt;
+  };
+  auto o = std::make_shared<Opt>();
+  auto* cmd = app.add_subcommand("parity", "Compare every GPU backend's logits with the CPU's (the parity gate's table)");
+  o->m.add_to(cmd);
+  cmd->add_option("-p,--prompt", o->prompt, "Prompt whose first tokens are the probe (default: a fixed probe)");
+  return [cmd, o]() -> int {
+    if (!cmd->parsed()) return -1;
+    (void)o->m.apply();
+    const auto file = gguf::File::open(o->m.model);
+    const Model model(file, Config::from_gguf(file));
+    std::vector<std::int32_t> ids;
+    if (!o->prompt.empty()) ids = Tokenizer::from_gguf(file).encode(o->prompt, true);
+    const auto candidates = parity::gpu_candidates(model, o->m.cuda());
+    if (candidates.empty()) {
+      const auto report = trueno::backend_report();
+      std::printf("no GPU backend to check: cuda: %s\n", report[static_cast<int>(trueno::Backend::CUDA)].reason.c_str());
+      return 0;
+    }
+    const auto verdicts = parity::check_all(model, candidates, ids);
+    std::printf("probe: %zu positions; a position passes at cosine >= %.2f (contracts/gpu-parity.yaml)\n\n",
+                parity::probe_tokens(model, ids).size(), parity::kMinCosine);
+    std::printf("| backend | position | cosine | max |d| | argmax cpu | argmax gpu |\n| --- | --- | --- | --- | --- | --- |\n");
+    for (const auto& v : verdicts)
+      for (const auto& p : v.positions)
+        std::printf("| %s | %zu | %.6f | %.3e | %d | %d%s |\n", v.backend.c_str(), p.pos, p.cosine, p.max_abs, p.argmax_cpu, p.argmax_gpu,
+                    p.argmax_cpu == p.argmax_gpu ? "" : " (differs)");
+    std::printf("\n");
+    int failed = 0;
+    for (const auto& v : verdicts) {
+      std::printf("%s\n", v.summary().c_str());
+      failed += !v.passed;
+    }
+    return failed == 0 ? 0 : 3;
+  };
+}
+
+}  // namespace realizar::cli
