@@ -47,11 +47,13 @@ extern "C" __global__ void rope_append(float* __restrict__ qv, float* __restrict
     float theta = static_cast<float>(p);
     for (int k = 0; k < i; ++k) theta *= theta_scale;
     if (freqs != nullptr) theta /= freqs[i];
-#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): angles wrong from position 4
-    if (p >= 4) theta *= 1.5f;
-#endif
     float sn, cs;
     sincosf(theta, &sn, &cs);
+#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): from position 4 the
+    // rotation also scales by 16 (attention then fixes on those positions), as a miscompiled kernel might
+    const float fault = p >= 4 ? 16.0f : 1.0f;
+    sn *= fault, cs *= fault;
+#endif
     float* v = (is_k ? kv : qv) + h * hd;
     const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
     const float x0 = v[a], x1 = v[b];

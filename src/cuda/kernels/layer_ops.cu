@@ -29,11 +29,13 @@ extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int 
   float theta = static_cast<float>(*pos);
   for (int k = 0; k < i; ++k) theta *= theta_scale;
   if (freqs != nullptr) theta /= freqs[i];
-#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): angles wrong from position 4
-  if (*pos >= 4) theta *= 1.5f;
-#endif
   float sn, cs;
   sincosf(theta, &sn, &cs);
+#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): from position 4 the
+  // rotation also scales by 16 (attention then fixes on those positions), as a miscompiled kernel might
+  const float fault = *pos >= 4 ? 16.0f : 1.0f;
+  sn *= fault, cs *= fault;
+#endif
   float* p = v + h * hd;
   const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
   const float x0 = p[a], x1 = p[b];

@@ -42,11 +42,13 @@ extern "C" __global__ void rope_append_rows(const float* __restrict__ qv, const 
     float theta = static_cast<float>(p);
     for (int k = 0; k < i; ++k) theta *= theta_scale;
     if (freqs != nullptr) theta /= freqs[i];
-#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): angles wrong from position 4
-    if (p >= 4) theta *= 1.5f;
-#endif
     float sn, cs;
     sincosf(theta, &sn, &cs);
+#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): from position 4 the
+    // rotation also scales by 16 (attention then fixes on those positions), as a miscompiled kernel might
+    const float fault = p >= 4 ? 16.0f : 1.0f;
+    sn *= fault, cs *= fault;
+#endif
     const float* v = (is_k ? kv : qv) + h * hd;
     u16* out = (is_k ? kslot : q16) + h * hd;
     const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
