@@ -4,9 +4,6 @@
 #include "prelude.cuh"
 
 namespace {
-#ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 4
-#endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;
 
 template <class Load>

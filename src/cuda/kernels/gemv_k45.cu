@@ -15,17 +15,11 @@
 #include "prelude.cuh"
 
 namespace {
-#ifndef TRUENO_GEMV_ROWS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_ROWS 2
-#endif
 constexpr int kRows = TRUENO_GEMV_ROWS;
 #ifndef TRUENO_GEMV_STEPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
 #define TRUENO_GEMV_STEPS 4
 #endif
 constexpr int kSteps = TRUENO_GEMV_STEPS;
-#ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 4
-#endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;  // per thread block (blockDim = 32 x kWarps)
 
 // 16 levels (nibbles at `shift`, plus the fifth bits of hb at bit `bit` when kQ5) . 16 activations.

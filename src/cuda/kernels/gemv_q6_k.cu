@@ -9,13 +9,7 @@
 #include "prelude.cuh"
 
 namespace {
-#ifndef TRUENO_GEMV_ROWS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_ROWS 2
-#endif
 constexpr int kRows = TRUENO_GEMV_ROWS;
-#ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 4
-#endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;
 #ifndef TRUENO_Q6K_UNROLL  // block steps unrolled (loads of later steps issued early)
 #define TRUENO_Q6K_UNROLL 2

@@ -8,13 +8,7 @@
 #include "prelude.cuh"
 
 namespace {
-#ifndef TRUENO_GEMV_ROWS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_ROWS 2
-#endif
 constexpr int kRows = TRUENO_GEMV_ROWS;
-#ifndef TRUENO_GEMV_WARPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_WARPS 4
-#endif
 constexpr int kWarps = TRUENO_GEMV_WARPS;
 
 __device__ __forceinline__ u32 load_u32_a2(const u8* p) {

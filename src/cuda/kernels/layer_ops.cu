@@ -26,16 +26,8 @@ extern "C" __global__ void rope(float* __restrict__ v, int n_heads, int hd, int 
   const int id = blockIdx.x * blockDim.x + threadIdx.x;
   if (id >= n_heads * half) return;
   const int h = id / half, i = id % half;
-  float theta = static_cast<float>(*pos);
-  for (int k = 0; k < i; ++k) theta *= theta_scale;
-  if (freqs != nullptr) theta /= freqs[i];
   float sn, cs;
-  sincosf(theta, &sn, &cs);
-#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): from position 4 the
-  // rotation also scales by 16 (attention then fixes on those positions), as a miscompiled kernel might
-  const float fault = *pos >= 4 ? 16.0f : 1.0f;
-  sn *= fault, cs *= fault;
-#endif
+  rope_sincos(*pos, i, theta_scale, freqs, sn, cs);
   float* p = v + h * hd;
   const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
   const float x0 = p[a], x1 = p[b];

@@ -39,16 +39,8 @@ extern "C" __global__ void rope_append_rows(const float* __restrict__ qv, const 
     const bool is_k = id >= nq;
     if (is_k) id -= nq;
     const int h = id / half, i = id % half;
-    float theta = static_cast<float>(p);
-    for (int k = 0; k < i; ++k) theta *= theta_scale;
-    if (freqs != nullptr) theta /= freqs[i];
     float sn, cs;
-    sincosf(theta, &sn, &cs);
-#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): from position 4 the
-    // rotation also scales by 16 (attention then fixes on those positions), as a miscompiled kernel might
-    const float fault = p >= 4 ? 16.0f : 1.0f;
-    sn *= fault, cs *= fault;
-#endif
+    rope_sincos(p, i, theta_scale, freqs, sn, cs);
     const float* v = (is_k ? kv : qv) + h * hd;
     u16* out = (is_k ? kslot : q16) + h * hd;
     const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;

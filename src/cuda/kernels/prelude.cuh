@@ -24,6 +24,29 @@ __device__ __forceinline__ void overlap_prologue() {
 #endif
 }
 
+// sin and cos of the rope angle of pair i at position p: theta = p * theta_scale^i, built by repeated f32
+// multiplication as the CPU builds it, divided by freqs[i] when freqs is not null.
+__device__ __forceinline__ void rope_sincos(int p, int i, float theta_scale, const float* __restrict__ freqs, float& sn, float& cs) {
+  float theta = static_cast<float>(p);
+  for (int k = 0; k < i; ++k) theta *= theta_scale;
+  if (freqs != nullptr) theta /= freqs[i];
+  sincosf(theta, &sn, &cs);
+#ifdef TRUENO_FAULT_ROPE  // test-only fault injection (the parity gate must reject it): from position 4 the
+  // rotation also scales by 16 (attention then fixes on those positions), as a miscompiled kernel might
+  const float fault = p >= 4 ? 16.0f : 1.0f;
+  sn *= fault, cs *= fault;
+#endif
+}
+
+// GEMV shape knobs (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h; the launchers read the same values): warps
+// per thread block of every GEMV kernel, rows per warp of the quantized ones. Defaults: the measured best.
+#ifndef TRUENO_GEMV_WARPS
+#define TRUENO_GEMV_WARPS 4
+#endif
+#ifndef TRUENO_GEMV_ROWS
+#define TRUENO_GEMV_ROWS 2
+#endif
+
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
