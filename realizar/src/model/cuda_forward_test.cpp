@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <tuple>
 #include <vector>
 
 #include "realizar/model.h"
@@ -34,6 +35,22 @@ std::vector<std::int32_t> probe_ids(const Model& model, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) ids.push_back(static_cast<std::int32_t>((i * 37 + 1) % model.config().n_vocab));
   return ids;
 }
+
+// A test model with 48 probe ids and the CPU pass's teacher-forced logits of them (the reference).
+struct CpuReference {
+  explicit CpuReference(const char* name)
+      : file(gguf::File::open(test::testdata_dir() + "/models/" + name)), model(file, Config::from_gguf(file)),
+        ids(probe_ids(model, 48)), V(model.config().n_vocab) {
+    Session cpu(model, ids.size());
+    cpu.forward(ids, true);
+    logits.assign(cpu.logits().begin(), cpu.logits().end());
+  }
+  gguf::File file;
+  Model model;
+  std::vector<std::int32_t> ids;
+  std::size_t V;
+  std::vector<float> logits;
+};
 
 // Batches multiply f16-rounded activations by f16-rounded weights (cuBLAS); the decode step multiplies
 // Q8_K-quantized activations by the file's blocks (quantized types) or f32 activations by the weights.
@@ -77,22 +94,18 @@ TEST(CudaGpuForward, CublasF16DecodeAgreesWithTheCpu) {
   std::string why;
   if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
   for (const char* name : {"stories260K.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"}) {
-    const auto file = gguf::File::open(test::testdata_dir() + "/models/" + name);
-    const Model model(file, Config::from_gguf(file));
-    const auto ids = probe_ids(model, 48);
-    const std::size_t V = model.config().n_vocab;
-    Session cpu(model, ids.size());
-    cpu.forward(ids, true);
+    const CpuReference ref(name);
+    const auto& [model, ids, V] = std::tie(ref.model, ref.ids, ref.V);
     CudaOptions cublas;
     cublas.decode_gemv = CudaOptions::DecodeGemv::CublasF16;
     for (const auto prefill : {CudaOptions::Prefill::F16, CudaOptions::Prefill::TokenByToken}) {
       cublas.prefill = prefill;
       const auto got = cuda_logits(model, ids, cublas, 30);
-      const test::RowStats st = test::compare_rows(got.data(), cpu.logits().data(), ids.size(), V);
+      const test::RowStats st = test::compare_rows(got.data(), ref.logits.data(), ids.size(), V);
       std::printf("%s, cublas-f16 decode (%s prompt) vs cpu: min cosine %.7f, argmax %zu/%zu\n", name,
                   prefill == CudaOptions::Prefill::F16 ? "batched" : "token", st.min_cos, st.agree, ids.size());
       if (st.min_cos < 0.999) {
-        const auto cos = test::row_cosines(got.data(), cpu.logits().data(), ids.size(), V);
+        const auto cos = test::row_cosines(got.data(), ref.logits.data(), ids.size(), V);
         for (std::size_t r = 0; r < cos.size(); ++r) std::printf("  row %zu: cosine %.6f\n", r, cos[r]);
       }
       EXPECT_GE(st.min_cos, 0.99) << name;
@@ -107,17 +120,13 @@ TEST(CudaGpuForward, Fp8PrefillAgreesWithTheCpu) {
   std::string why;
   if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
   for (const char* name : {"stories260K.gguf", "tiny-llama-f16.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"}) {
-    const auto file = gguf::File::open(test::testdata_dir() + "/models/" + name);
-    const Model model(file, Config::from_gguf(file));
-    const auto ids = probe_ids(model, 48);
-    const std::size_t V = model.config().n_vocab;
-    Session cpu(model, ids.size());
-    cpu.forward(ids, true);
+    const CpuReference ref(name);
+    const auto& [model, ids, V] = std::tie(ref.model, ref.ids, ref.V);
     CudaOptions fp8;
     fp8.prefill = CudaOptions::Prefill::FP8;
     const auto s = make_cuda_sequence(model, ids.size(), fp8);
     s->forward(ids, true);
-    const test::RowStats st = test::compare_rows(s->logits().data(), cpu.logits().data(), ids.size(), V);
+    const test::RowStats st = test::compare_rows(s->logits().data(), ref.logits.data(), ids.size(), V);
     std::printf("%s, fp8 prefill vs cpu: min cosine %.7f, max |d| %.2e, argmax %zu/%zu\n", name, st.min_cos, st.max_abs, st.agree,
                 ids.size());
     EXPECT_GE(st.min_cos, 0.98) << name;
