@@ -2,6 +2,7 @@
 # The whole test suite, one build per configuration:
 #   release  - unit + contract tests, plus the same binary under qemu-x86_64 -cpu Nehalem / Haswell
 #   debug    - the same tests with AddressSanitizer + UndefinedBehaviorSanitizer
+#   nocuda   - release without the CUDA backend (TRUENO_CUDA=OFF): builds and passes without any of its code
 #   aarch64  - cross-compiled, every test run under qemu-aarch64 (the NEON backend)
 # Installs missing Debian packages first (scripts/setup.sh --deps). Exits non-zero if any test fails.
 set -euo pipefail
@@ -9,7 +10,7 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh --deps
 
 status=0
-for preset in release debug aarch64; do
+for preset in release debug nocuda aarch64; do
   echo "=== $preset ==="
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"

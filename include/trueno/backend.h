@@ -1,4 +1,5 @@
-// Compute backends, run-time detection and the ways to force one (per call, per object, globally, by env).
+// The CPU's backends (ISA tiers), run-time detection and the ways to force one (per call, per object,
+// globally, by env). GPUs and other accelerators are devices, another idea (device.h).
 #pragma once
 #include <optional>
 #include <string>
@@ -7,15 +8,16 @@
 
 namespace trueno {
 
-enum class Backend { Scalar, SSE2, AVX, AVX2, AVX512, NEON, WasmSIMD, CUDA, Vulkan };
+// CPU tiers only: every op of the CPU API has a kernel on each of them (where the machine has it).
+enum class Backend { Scalar, SSE2, AVX, AVX2, AVX512, NEON, WasmSIMD };
 
-inline constexpr Backend kAllBackends[] = {Backend::Scalar, Backend::SSE2,     Backend::AVX,
-                                           Backend::AVX2,   Backend::AVX512,   Backend::NEON,
-                                           Backend::WasmSIMD, Backend::CUDA,   Backend::Vulkan};
+inline constexpr Backend kAllBackends[] = {Backend::Scalar, Backend::SSE2, Backend::AVX,     Backend::AVX2,
+                                           Backend::AVX512, Backend::NEON, Backend::WasmSIMD};
 
-// Lower-case name as accepted by TRUENO_BACKEND and --backend: scalar, sse2, avx, avx2, avx512, neon, wasm-simd, cuda, vulkan.
+// Lower-case name as accepted by TRUENO_BACKEND and --backend: scalar, sse2, avx, avx2, avx512, neon, wasm-simd.
 std::string_view name(Backend b);
-// Parses a name (case-insensitive); throws InvalidArgument listing the valid names.
+// Parses a name (case-insensitive); throws InvalidArgument listing the valid names (a device name such as
+// "cuda" gets a pointer to device.h's parse_device).
 Backend parse_backend(std::string_view text);
 
 struct BackendStatus {

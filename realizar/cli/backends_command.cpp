@@ -1,10 +1,13 @@
-// `realizar backends`: every trueno backend, available or not (with the reason), and the selection.
+// `realizar backends`: every CPU tier and every device of the backend list, available or not (with the
+// reason), the selected CPU tier and the devices realizar can run a model on.
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
 
 #include "commands.h"
+#include "realizar/model.h"
+#include "trueno/device.h"
 #include "trueno/trueno.h"
 
 namespace realizar::cli {
@@ -15,13 +18,25 @@ struct BackendsOptions {
 };
 
 int run_backends(const BackendsOptions& opt) {
-  std::printf("%-10s %-12s %s\n", "backend", "status", "detail");
+  std::printf("%-10s %-12s %s\n", "cpu tier", "status", "detail");
   for (const auto& s : trueno::backend_report())
     std::printf("%-10s %-12s %s\n", std::string(trueno::name(s.backend)).c_str(),
                 s.available ? "available" : "unavailable", s.reason.c_str());
+  std::printf("\n%-10s %-12s %s\n", "device", "status", "detail");
+  for (const auto& s : trueno::device_report()) {
+    std::string detail = s.detail;
+    if (s.available && !has_forward(s.device.kind)) detail += " (realizar has no forward pass for it yet)";
+    std::printf("%-10s %-12s %s\n", s.device.str().c_str(), s.available ? "available" : "unavailable", detail.c_str());
+  }
+  std::printf("\n");
   trueno::Backend selected;
   std::string why;
   if (!opt.backend.empty()) {
+    if (const auto d = trueno::parse_device(opt.backend)) {
+      trueno::require_available(*d);
+      std::printf("device %s: available (forced by --backend; the parity gate still runs unless --no-parity-gate)\n", d->str().c_str());
+      return 0;
+    }
     selected = trueno::parse_backend(opt.backend);
     trueno::require_available(selected);
     why = "forced by --backend";
@@ -41,7 +56,7 @@ int run_backends(const BackendsOptions& opt) {
 std::function<int()> add_backends_command(CLI::App& app) {
   auto opt = std::make_shared<BackendsOptions>();
   CLI::App* cmd = app.add_subcommand("backends", "List compute backends, their availability and the one selected");
-  cmd->add_option("--backend", opt->backend, "Check that this backend can be forced (scalar, sse2, avx, avx2, avx512, neon, ...)");
+  cmd->add_option("--backend", opt->backend, "Check that this CPU tier or device can be forced (scalar, sse2, avx, avx2, avx512, neon, cuda, cuda:1, ...)");
   return [cmd, opt] { return cmd->parsed() ? run_backends(*opt) : -1; };
 }
 

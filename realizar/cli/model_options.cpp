@@ -7,13 +7,16 @@
 #include "realizar/parity.h"
 #include "trueno/error.h"
 #include "trueno/threads.h"
+#include "util/strcat.h"
 
 namespace realizar::cli {
 
 void ModelOptions::add_to(CLI::App* cmd) {
   cmd->add_option("-m,--model", model, "GGUF model file")->required();
   cmd->add_option("-t,--threads", threads, "Threads (default: all physical cores)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("--backend", backend, "Compute backend (see `realizar backends`); default: the best available");
+  cmd->add_option("--backend", backend,
+                  "A CPU tier (scalar, sse2, avx, avx2, avx512, neon) or a device (cuda, cuda:1, ...; see `realizar backends`); "
+                  "default: the first device that passes the parity gate, else the best CPU tier");
   cmd->add_option("--decode-gemv", decode_gemv,
                   "CUDA decode products: fused (quantized GEMV kernels) or cublas-f16 (weights dequantized to f16 at load, "
                   "cuBLAS; the baseline)")
@@ -39,19 +42,20 @@ std::string parity_cache_dir() {
 }  // namespace
 
 std::unique_ptr<Sequence> ModelOptions::open(const Model& m, const gguf::File& file, std::size_t n_ctx,
-                                             std::span<const std::int32_t> prompt, std::optional<trueno::Backend> forced) const {
-  if (forced && *forced != trueno::Backend::CUDA) {
-    std::fprintf(stderr, "realizar: backend %s (forced)\n", std::string(trueno::name(*forced)).c_str());
-    return make_sequence(m, n_ctx, forced);
+                                             std::span<const std::int32_t> prompt, const BackendChoice& forced) const {
+  if (forced.cpu) {
+    std::fprintf(stderr, "realizar: backend %s (forced)\n", std::string(trueno::name(*forced.cpu)).c_str());
+    return make_sequence(m, n_ctx);
   }
   parity::GateOptions g;
-  g.skip = no_gate, g.recheck = recheck, g.forced = forced.has_value();
+  g.skip = no_gate, g.recheck = recheck, g.forced = forced.device.has_value();
   g.cache_dir = parity_cache_dir();
   g.model_identity = parity::model_identity(file);
   g.log = [](const std::string& line) { std::fprintf(stderr, "realizar: parity gate: %s\n", line.c_str()); };
-  const auto candidates = parity::gpu_candidates(m, cuda());
-  if (forced && candidates.empty())  // apply() checked CUDA is available; this is a belt for the braces
-    throw trueno::BackendUnavailable("--backend cuda: no CUDA device");
+  const auto candidates = parity::gpu_candidates(m, cuda(), forced.device);
+  if (forced.device && candidates.empty())
+    throw trueno::BackendUnavailable(strcat("--backend ", forced.device->str(), ": realizar has no ", trueno::name(forced.device->kind),
+                                            " forward pass in this build"));
   parity::Selection s = parity::select(m, candidates, n_ctx, prompt, g);
   std::fprintf(stderr, "realizar: backend %s\n", s.line.c_str());
   if (no_gate && !candidates.empty())
@@ -66,22 +70,25 @@ CudaOptions ModelOptions::cuda() const {
   return o;
 }
 
-std::optional<trueno::Backend> ModelOptions::apply() const {
+BackendChoice ModelOptions::apply() const {
   trueno::set_num_threads(threads > 0 ? threads : trueno::physical_cores());
   const CudaOptions o = cuda();
   const bool cuda_flags = o.decode_gemv != CudaOptions::DecodeGemv::Fused || o.prefill != CudaOptions::Prefill::F16;
-  if (backend.empty()) {
-    if (cuda_flags) throw trueno::InvalidArgument("--decode-gemv and --prefill-precision apply to --backend cuda only");
-    return std::nullopt;
-  }
-  const trueno::Backend b = trueno::parse_backend(backend);
-  if (cuda_flags && b != trueno::Backend::CUDA)
+  BackendChoice c;
+  if (!backend.empty()) c.device = trueno::parse_device(backend);
+  if (cuda_flags && backend.empty()) throw trueno::InvalidArgument("--decode-gemv and --prefill-precision apply to --backend cuda only");
+  if (cuda_flags && (!c.device || c.device->kind != trueno::DeviceKind::CUDA))
     throw trueno::InvalidArgument("--decode-gemv and --prefill-precision apply to --backend cuda only");
-  trueno::require_available(b);
-  if (b == trueno::Backend::Vulkan)
-    throw trueno::BackendUnavailable("--backend vulkan: realizar has no Vulkan forward pass yet");
-  if (b != trueno::Backend::CUDA) trueno::set_backend(b);  // CUDA: the sequence runs there; CPU helpers keep the best CPU backend
-  return b;
+  if (backend.empty()) return c;
+  if (c.device) {
+    trueno::require_available(*c.device);
+    if (!has_forward(c.device->kind))
+      throw trueno::BackendUnavailable(strcat("--backend ", backend, ": realizar has no ", trueno::name(c.device->kind), " forward pass yet"));
+    return c;  // the sequence runs there; the CPU's helpers keep the best CPU tier
+  }
+  c.cpu = trueno::parse_backend(backend);
+  trueno::set_backend(*c.cpu);
+  return c;
 }
 
 }  // namespace realizar::cli

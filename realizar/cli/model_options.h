@@ -9,8 +9,15 @@
 
 #include "realizar/model.h"
 #include "trueno/backend.h"
+#include "trueno/device.h"
 
 namespace realizar::cli {
+
+// --backend: a CPU tier (scalar, avx2, ...), a device ("cuda", "cuda:1"), or nothing (the parity gate picks).
+struct BackendChoice {
+  std::optional<trueno::Backend> cpu;
+  std::optional<trueno::Device> device;
+};
 
 struct ModelOptions {
   std::string model;
@@ -25,9 +32,9 @@ struct ModelOptions {
   // backends in priority order through the parity gate (a forced GPU one is used even when it fails,
   // with a warning), the CPU when none passes. Prints the choice and why to stderr.
   std::unique_ptr<Sequence> open(const Model& m, const gguf::File& file, std::size_t n_ctx, std::span<const std::int32_t> prompt,
-                                 std::optional<trueno::Backend> forced) const;
-  // Applies --threads and --backend; throws naming an unknown or unavailable backend.
-  std::optional<trueno::Backend> apply() const;
+                                 const BackendChoice& forced) const;
+  // Applies --threads and --backend; throws naming an unknown or unavailable backend or device.
+  BackendChoice apply() const;
 };
 
 }  // namespace realizar::cli

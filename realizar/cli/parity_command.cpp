@@ -8,7 +8,7 @@
 #include "realizar/model.h"
 #include "realizar/parity.h"
 #include "realizar/tokenizer.h"
-#include "trueno/backend.h"
+#include "trueno/device.h"
 
 namespace realizar::cli {
 
@@ -23,15 +23,16 @@ std::function<int()> add_parity_command(CLI::App& app) {
   cmd->add_option("-p,--prompt", o->prompt, "Prompt whose first tokens are the probe (default: a fixed probe)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
-    (void)o->m.apply();
+    const BackendChoice forced = o->m.apply();
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
     std::vector<std::int32_t> ids;
     if (!o->prompt.empty()) ids = Tokenizer::from_gguf(file).encode(o->prompt, true);
-    const auto candidates = parity::gpu_candidates(model, o->m.cuda());
+    const auto candidates = parity::gpu_candidates(model, o->m.cuda(), forced.device);
     if (candidates.empty()) {
-      const auto report = trueno::backend_report();
-      std::printf("no GPU backend to check: cuda: %s\n", report[static_cast<int>(trueno::Backend::CUDA)].reason.c_str());
+      std::printf("no device to check:\n");
+      for (const auto& s : trueno::device_report())
+        std::printf("  %s: %s%s\n", s.device.str().c_str(), s.available ? "" : "unavailable: ", s.detail.c_str());
       return 0;
     }
     const auto verdicts = parity::check_all(model, candidates, ids);

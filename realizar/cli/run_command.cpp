@@ -66,7 +66,7 @@ std::function<int()> add_run_command(CLI::App& app) {
       throw trueno::InvalidArgument("the prompt (" + std::to_string(ids.size()) + " tokens) leaves no room in a context of " + std::to_string(ctx) + " positions (-c)");
     // CUDA: uploads the weights and runs the parity gate; a GPU fault later continues on the CPU.
     auto opened = o->m.open(model, file, std::max<std::size_t>(ctx, ids.size()), ids, forced);
-    const bool on_gpu = opened->backend_name().starts_with("cuda");
+    const bool on_gpu = dynamic_cast<const Session*>(opened.get()) == nullptr;
     const auto seq = on_gpu ? parity::with_cpu_fallback(model, std::move(opened),
                                                         [](const std::string& line) { std::fprintf(stderr, "\nrealizar: %s\n", line.c_str()); })
                             : std::move(opened);

@@ -7,13 +7,13 @@
 
 #include "core/cpu_features.h"
 #include "core/strings.h"
-#include "cuda/context.h"
+#include "trueno/device.h"
 #include "trueno/error.h"
 
 namespace trueno {
 namespace {
 
-constexpr std::string_view kNames[] = {"scalar", "sse2", "avx", "avx2", "avx512", "neon", "wasm-simd", "cuda", "vulkan"};
+constexpr std::string_view kNames[] = {"scalar", "sse2", "avx", "avx2", "avx512", "neon", "wasm-simd"};
 
 #if defined(__x86_64__)
 constexpr const char* kArch = "x86-64";
@@ -75,12 +75,6 @@ BackendStatus status_of(Backend b) {
 #endif
     case Backend::WasmSIMD:
       return {b, false, strcat("only in a WebAssembly build (this build is native ", kArch, ")")};
-    case Backend::CUDA: {
-      const cuda::CudaStatus s = cuda::status();
-      return {b, s.available, s.text};
-    }
-    case Backend::Vulkan:
-      return {b, false, "not built: this version of trueno has no Vulkan backend yet"};
   }
   return {b, false, "unknown backend"};
 }
@@ -100,7 +94,11 @@ std::optional<Backend> env_backend() {
   static const std::optional<Backend> env = []() -> std::optional<Backend> {
     const char* s = std::getenv("TRUENO_BACKEND");
     if (s == nullptr || *s == '\0') return std::nullopt;
-    return parse_backend(s);
+    try {
+      return parse_backend(s);
+    } catch (const InvalidArgument& e) {
+      throw InvalidArgument(strcat("TRUENO_BACKEND=", s, ": ", e.what()));
+    }
   }();
   return env;
 }
@@ -117,6 +115,9 @@ Backend parse_backend(std::string_view text) {
   if (lower == "avx-512") return Backend::AVX512;
   std::string names;
   for (Backend b : kAllBackends) names += (names.empty() ? "" : ", ") + std::string(name(b));
+  if (parse_device(text))
+    throw InvalidArgument(strcat("'", text, "' is a device, not a CPU backend: CPU ops run on ", names,
+                                 "; devices are chosen where a device is accepted (realizar --backend ", text, ")"));
   throw InvalidArgument(strcat("unknown backend '", text, "': valid names are ", names));
 }
 

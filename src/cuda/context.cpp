@@ -1,5 +1,5 @@
-// Device 0's context, memory and kernel modules (context.h).
-#include "cuda/context.h"
+// Per-device contexts, their memory and kernel modules (context.h).
+#include "trueno/cuda/context.h"
 
 #include <cstdio>
 
@@ -17,18 +17,29 @@ std::string DeviceInfo::describe() const {
                 (driver_version % 1000) / 10);
 }
 
-std::optional<DeviceInfo> probe(std::string* why) {
+int device_count(std::string* why) {
   const Driver* d = driver(why);
-  if (d == nullptr) return std::nullopt;
+  if (d == nullptr) return 0;
   int count = 0;
   if (d->device_count(&count) != api::kSuccess || count == 0) {
     if (why) *why = "no CUDA device (cuDeviceGetCount: 0)";
+    return 0;
+  }
+  return count;
+}
+
+std::optional<DeviceInfo> probe(int index, std::string* why) {
+  const int count = device_count(why);
+  if (count == 0) return std::nullopt;
+  if (index < 0 || index >= count) {
+    if (why) *why = strcat("no CUDA device ", index, " (this machine has ", count, ")");
     return std::nullopt;
   }
+  const Driver* d = driver();
   try {
     DeviceInfo info;
     api::CUdevice dev = 0;
-    check(d->device_get(&dev, 0), "cuDeviceGet(0)");
+    check(d->device_get(&dev, index), strcat("cuDeviceGet(", index, ")").c_str());
     char name[256] = {};
     check(d->device_name(name, sizeof name - 1, dev), "cuDeviceGetName");
     info.name = name;
@@ -47,9 +58,9 @@ std::optional<DeviceInfo> probe(std::string* why) {
   }
 }
 
-CudaStatus status() {
+CudaStatus status(int index) {
   std::string why;
-  const auto dev = probe(&why);
+  const auto dev = probe(index, &why);
   if (!dev) return {false, why};
   std::string nvrtc_why;
   const Nvrtc* n = nvrtc(&nvrtc_why);
@@ -65,33 +76,37 @@ CudaStatus status() {
   return {false, strcat(dev->describe(), ": ", path_why, " (", nvrtc_why, ")")};
 }
 
-Context::Context(const Driver& drv, DeviceInfo info) : drv_(&drv), info_(std::move(info)) {
-  check(drv_->device_get(&dev_, 0), "cuDeviceGet(0)");
+Context::Context(const Driver& drv, int index, DeviceInfo info) : drv_(&drv), index_(index), info_(std::move(info)) {
+  check(drv_->device_get(&dev_, index), strcat("cuDeviceGet(", index, ")").c_str());
   check(drv_->primary_ctx_retain(&ctx_, dev_), "cuDevicePrimaryCtxRetain");
   make_current();
   check(drv_->stream_create(&stream_, api::kStreamNonBlocking), "cuStreamCreate");
-  log(LogLevel::Info, strcat("CUDA device: ", info_.describe()));
+  log(LogLevel::Info, strcat("CUDA device ", index, ": ", info_.describe()));
 }
 
-Context& Context::get() {
-  static std::unique_ptr<Context> ctx;
-  static std::string failure;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    std::string why;
-    const auto info = probe(&why);
-    if (!info) {
-      failure = why;
-      return;
-    }
-    try {
-      ctx.reset(new Context(*cuda::driver(), *info));
-    } catch (const CudaError& e) {
-      failure = e.what();
-    }
-  });
-  if (!ctx) throw BackendUnavailable(strcat("cuda: unavailable: ", failure));
-  return *ctx;
+std::shared_ptr<Context> Context::open(int index) {
+  std::string why;
+  const auto info = probe(index, &why);
+  if (!info) throw BackendUnavailable(strcat("cuda:", index, ": unavailable: ", why));
+  try {
+    return std::shared_ptr<Context>(new Context(*cuda::driver(), index, *info));
+  } catch (const CudaError& e) {
+    throw BackendUnavailable(strcat("cuda:", index, ": unavailable: ", e.what()));
+  }
+}
+
+Context::~Context() {
+  // The op families' state and the cuBLAS workspace hold device memory of this context: freed first.
+  extensions_.clear();
+  if (cublas_ != nullptr) {
+    make_current();
+    cublas()->destroy(cublas_);
+  }
+  cublas_workspace_.reset();
+  make_current();
+  for (auto& [name, mod] : modules_) drv_->module_unload(mod);
+  if (stream_ != nullptr) drv_->stream_destroy(stream_);
+  drv_->primary_ctx_release(dev_);
 }
 
 void Context::make_current() const { check(drv_->ctx_set_current(ctx_), "cuCtxSetCurrent"); }
@@ -100,6 +115,7 @@ void Context::synchronize() const { check(drv_->stream_synchronize(stream_), "cu
 
 api::CUfunction Context::function(const char* module, const char* name) {
   std::lock_guard lock(mu_);
+  if (auto f = functions_.find({module, name}); f != functions_.end()) return f->second;
   make_current();
   auto it = modules_.find(module);
   if (it == modules_.end()) {
@@ -127,6 +143,7 @@ api::CUfunction Context::function(const char* module, const char* name) {
   }
   api::CUfunction f = nullptr;
   check(drv_->module_get_function(&f, it->second, name), strcat("cuModuleGetFunction(", module, ".", name, ")").c_str());
+  functions_.emplace(std::make_pair(module, name), f);
   return f;
 }
 
@@ -141,8 +158,8 @@ api::cublasHandle Context::cublas_handle() {
     check_cublas(b->set_stream(cublas_, stream_), "cublasSetStream");
     // A workspace of our own: cuBLAS then allocates nothing while a CUDA graph is being captured
     // (the cublas-f16 decode mode captures its GEMVs). 32 MiB is NVIDIA's recommendation for Hopper.
-    cublas_workspace_ = DeviceBuffer(std::size_t{32} << 20);
-    check_cublas(b->set_workspace(cublas_, reinterpret_cast<void*>(cublas_workspace_.ptr()), cublas_workspace_.bytes()),
+    cublas_workspace_ = std::make_unique<DeviceBuffer>(*this, std::size_t{32} << 20);
+    check_cublas(b->set_workspace(cublas_, reinterpret_cast<void*>(cublas_workspace_->ptr()), cublas_workspace_->bytes()),
                  "cublasSetWorkspace");
   }
   return cublas_;
@@ -172,9 +189,9 @@ void launch_overlapped(Context& c, api::CUfunction f, unsigned grid_x, unsigned 
   check(c.driver().launch_kernel_ex(&config, f, params, nullptr), "cuLaunchKernelEx(programmatic stream serialization)");
 }
 
-DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+DeviceBuffer::DeviceBuffer(Context& ctx, std::size_t bytes) : c_(&ctx), bytes_(bytes) {
   if (bytes == 0) return;
-  const Context& c = Context::get();
+  const Context& c = ctx;
   c.make_current();
   const api::CUresult r = c.driver().mem_alloc(&ptr_, bytes);
   if (r == api::kSuccess) return;
@@ -187,14 +204,19 @@ DeviceBuffer::DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
   check(r, msg);
 }
 
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_ != 0) Context::get().driver().mem_free(ptr_);
+void DeviceBuffer::release() noexcept {
+  if (ptr_ != 0) {
+    c_->make_current();
+    c_->driver().mem_free(ptr_);
+  }
 }
+
+DeviceBuffer::~DeviceBuffer() { release(); }
 
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_ != 0) Context::get().driver().mem_free(ptr_);
-    ptr_ = o.ptr_, bytes_ = o.bytes_;
+    release();
+    c_ = o.c_, ptr_ = o.ptr_, bytes_ = o.bytes_;
     o.ptr_ = 0, o.bytes_ = 0;
   }
   return *this;
@@ -202,7 +224,8 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
   if (offset + bytes > bytes_) throw InvalidArgument(strcat("DeviceBuffer::upload: ", bytes, " bytes at ", offset, " exceed ", bytes_));
-  const Context& c = Context::get();
+  if (bytes == 0) return;
+  const Context& c = *c_;
   c.make_current();
   // On the context's stream, then waited for: the plain cuMemcpyHtoD runs on the legacy stream, which does
   // not order with our non-blocking one, and returns before its DMA from pageable memory completes - a
@@ -213,7 +236,8 @@ void DeviceBuffer::upload(const void* src, std::size_t bytes, std::size_t offset
 
 void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
   if (offset + bytes > bytes_) throw InvalidArgument(strcat("DeviceBuffer::download: ", bytes, " bytes at ", offset, " exceed ", bytes_));
-  const Context& c = Context::get();
+  if (bytes == 0) return;
+  const Context& c = *c_;
   c.make_current();
   check(c.driver().memcpy_dtoh_async(dst, ptr_ + offset, bytes, c.stream()), "cuMemcpyDtoHAsync");  // after the stream's work
   c.synchronize();
@@ -223,31 +247,32 @@ void DeviceBuffer::download(void* dst, std::size_t bytes, std::size_t offset) co
 
 namespace trueno::cuda {
 
-PinnedBuffer::PinnedBuffer(std::size_t bytes) : bytes_(bytes) {
-  const Context& c = Context::get();
+PinnedBuffer::PinnedBuffer(Context& ctx, std::size_t bytes) : c_(&ctx), bytes_(bytes) {
+  const Context& c = ctx;
   c.make_current();
   check(c.driver().mem_alloc_host(&p_, bytes), strcat("cuMemAllocHost(", bytes, " bytes)").c_str());
 }
 
 PinnedBuffer::~PinnedBuffer() {
-  if (p_ != nullptr) Context::get().driver().mem_free_host(p_);
+  if (p_ != nullptr) c_->driver().mem_free_host(p_);
 }
 
 PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
   if (this != &o) {
-    if (p_ != nullptr) Context::get().driver().mem_free_host(p_);
-    p_ = o.p_, bytes_ = o.bytes_;
+    if (p_ != nullptr) c_->driver().mem_free_host(p_);
+    c_ = o.c_, p_ = o.p_, bytes_ = o.bytes_;
     o.p_ = nullptr, o.bytes_ = 0;
   }
   return *this;
 }
 
 Graph::~Graph() {
-  if (exec_ != nullptr) Context::get().driver().graph_exec_destroy(exec_);
-  if (graph_ != nullptr) Context::get().driver().graph_destroy(graph_);
+  if (exec_ != nullptr) c_->driver().graph_exec_destroy(exec_);
+  if (graph_ != nullptr) c_->driver().graph_destroy(graph_);
 }
 
 void Graph::begin(Context& c) {
+  c_ = &c;
   check(c.driver().stream_begin_capture(c.stream(), api::kStreamCaptureModeThreadLocal), "cuStreamBeginCapture");
 }
 

@@ -9,19 +9,26 @@
 #include <vector>
 
 #include "core/half.h"
-#include "cuda/context.h"
-#include "cuda/ops/gemv.h"
+#include "trueno/cuda/context.h"
+#include "trueno/cuda/ops/gemv.h"
 #include "trueno/quant.h"
 
 namespace trueno::cuda {
 namespace {
+
+// The benchmarks' context on device 0 (opened on first use, kept for the process).
+Context& bench_context() {
+  static const std::shared_ptr<Context> c = Context::open(0);
+  return *c;
+}
+
 
 constexpr int kLaunches = 20;
 constexpr std::size_t kRotateBytes = std::size_t{256} << 20;
 
 bool device_or_skip(benchmark::State& state) {
   std::string why;
-  if (probe(&why)) return true;
+  if (probe(0, &why)) return true;
   state.SkipWithError(("skipped: no CUDA device: " + why).c_str());
   return false;
 }
@@ -50,10 +57,10 @@ double gpu_ms(Context& c, Fn&& fn) {
 // Reads state.range(0) bytes, rotating through 256 MiB (1 GiB: one buffer) like the GEMV benchmark.
 void BM_CudaReadBandwidth(benchmark::State& state) {
   if (!device_or_skip(state)) return;
-  Context& c = Context::get();
+  Context& c = bench_context();
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const std::size_t copies = std::max<std::size_t>(1, kRotateBytes / bytes);
-  DeviceBuffer buf(copies * bytes), out(4 * 4096);
+  DeviceBuffer buf(bench_context(), copies * bytes), out(bench_context(), 4 * 4096);
   check(c.driver().memset_d8_async(buf.ptr(), 1, copies * bytes, c.stream()), "cuMemsetD8Async");
   api::CUfunction f = c.function("bench_read", "bench_read");
   api::CUdeviceptr p = 0, o = out.ptr();
@@ -72,9 +79,9 @@ BENCHMARK(BM_CudaReadBandwidth)->Arg(9437184)->Arg(33030144)->Arg(73728000)->Arg
 
 void BM_CudaCopyBandwidth(benchmark::State& state) {
   if (!device_or_skip(state)) return;
-  Context& c = Context::get();
+  Context& c = bench_context();
   const std::size_t bytes = std::size_t{1} << 30;
-  DeviceBuffer a(bytes), b(bytes);
+  DeviceBuffer a(bench_context(), bytes), b(bench_context(), bytes);
   for (auto _ : state)
     state.SetIterationTime(gpu_ms(c, [&](int) { check(c.driver().memcpy_dtod_async(b.ptr(), a.ptr(), bytes, c.stream()), "cuMemcpyDtoDAsync"); }) / 1e3);
   // Bytes read plus bytes written, as the usual "copy bandwidth".
@@ -84,7 +91,7 @@ BENCHMARK(BM_CudaCopyBandwidth)->Iterations(20)->UseManualTime()->Unit(benchmark
 
 void BM_CudaGemvQ4K(benchmark::State& state) {
   if (!device_or_skip(state)) return;
-  Context& c = Context::get();
+  Context& c = bench_context();
   const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
   const std::size_t rb = quant_row_bytes(QuantType::Q4_K, cols), mat = rows * rb;
   // Random Q4_K blocks (random levels and packed scales, f16 d and dmin in a sane range): quantizing
@@ -105,10 +112,10 @@ void BM_CudaGemvQ4K(benchmark::State& state) {
   std::vector<float> x(cols);
   for (float& v : x) v = dist(rng);
   const std::size_t copies = std::max<std::size_t>(2, kRotateBytes / mat);
-  DeviceBuffer dw(copies * mat), dx(cols * 4), dy(rows * 4);
+  DeviceBuffer dw(bench_context(), copies * mat), dx(bench_context(), cols * 4), dy(bench_context(), rows * 4);
   for (std::size_t i = 0; i < copies; ++i) dw.upload(w.data(), mat, i * mat);
   dx.upload(x.data(), cols * 4);
-  Q8Activations q(cols);
+  Q8Activations q(bench_context(), cols);
   quantize_q8_k(c, dx.ptr(), q);
   gemv_q4_k(c, dw.ptr(), rows, cols, q, dy.ptr());  // untimed: the module's first use compiles it (cold cubin cache)
   c.synchronize();

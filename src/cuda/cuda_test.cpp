@@ -15,13 +15,14 @@
 
 #include "contract/contract_spec.h"
 #include "cuda/cuda_test_support.h"
-#include "cuda/context.h"
+#include "trueno/cuda/context.h"
+#include "trueno/device.h"
 #include "cuda/kernels.h"
 #include "cuda/nvrtc.h"
-#include "cuda/ops/convert.h"
-#include "cuda/ops/gemm.h"
-#include "cuda/ops/gemv.h"
-#include "cuda/ops/layer.h"
+#include "trueno/cuda/ops/convert.h"
+#include "trueno/cuda/ops/gemm.h"
+#include "trueno/cuda/ops/gemv.h"
+#include "trueno/cuda/ops/layer.h"
 #include "quant/blocks.h"
 #include "trueno/backend.h"
 #include "trueno/ops.h"
@@ -33,22 +34,50 @@ namespace {
 using namespace testing;
 
 
-TEST(Cuda, BackendReportSaysWhyWhenUnavailable) {
+TEST(Cuda, DeviceReportSaysWhyWhenUnavailable) {
+  if (std::getenv("TRUENO_FAKE_DEVICE") != nullptr) GTEST_SKIP() << "skipped: TRUENO_FAKE_DEVICE replaces the real report";
   std::string why;
-  const auto dev = probe(&why);
-  const auto report = backend_report();
-  const BackendStatus& s = report[static_cast<int>(Backend::CUDA)];
+  const auto dev = probe(0, &why);
+  DeviceStatus s;
+  for (const DeviceStatus& d : device_report())
+    if (d.device == Device{DeviceKind::CUDA, 0}) s = d;
+  EXPECT_EQ(s.device.kind, DeviceKind::CUDA);
   if (dev) {
-    std::printf("CUDA: %s\n", s.reason.c_str());
-    EXPECT_TRUE(s.reason.starts_with(dev->describe())) << s.reason;
-    EXPECT_NE(s.reason.find("kernels: "), std::string::npos) << s.reason;
+    std::printf("CUDA: %s\n", s.detail.c_str());
+    EXPECT_TRUE(s.detail.starts_with(dev->describe())) << s.detail;
+    EXPECT_NE(s.detail.find("kernels: "), std::string::npos) << s.detail;
+    EXPECT_EQ(static_cast<int>(available_devices().size()) >= device_count(), true);
+    // An index past the last device is refused by name.
+    EXPECT_THROW(Context::open(device_count()), BackendUnavailable);
   } else {
     EXPECT_FALSE(s.available);
     std::printf("CUDA unavailable here: %s\n", why.c_str());
     EXPECT_FALSE(why.empty());
-    EXPECT_EQ(s.reason, why);
-    EXPECT_THROW(Context::get(), BackendUnavailable);
+    EXPECT_EQ(s.detail, why);
+    EXPECT_THROW(Context::open(0), BackendUnavailable);
   }
+}
+
+TEST(CudaGpu, TwoContextsOnOneDeviceAreIndependent) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  // Each context loads its own modules and handles: a kernel run through a second context (then closed)
+  // leaves the first one's handles valid.
+  const std::vector<float> x(256, 1.5f);
+  for (int round = 0; round < 2; ++round) {
+    const std::shared_ptr<Context> other = Context::open(0);
+    DeviceBuffer dx(*other, x.size() * 4);
+    dx.upload(x.data(), x.size() * 4);
+    Q8Activations q(*other, x.size());
+    quantize_q8_k(*other, dx.ptr(), q);
+    other->synchronize();
+  }
+  DeviceBuffer dx = to_device(x);
+  Q8Activations q(test_context(), x.size());
+  quantize_q8_k(test_context(), dx.ptr(), q);
+  test_context().synchronize();
+  std::vector<float> d(1);
+  q.d.download(d.data(), 4);
+  EXPECT_NEAR(std::fabs(d[0]), 1.5f / 127.0f, 1e-6f);
 }
 
 // The names of the extern "C" kernels a module defines.
@@ -200,7 +229,7 @@ void expect_q8_of(const std::vector<float>& values, Q8Activations& q, const std:
   const std::size_t n = values.size();
   std::vector<std::byte> cpu(quant_row_bytes(QuantType::Q8_K, n));
   quantize(QuantType::Q8_K, values, cpu);
-  Context::get().synchronize();
+  test_context().synchronize();
   std::vector<std::int8_t> gq(n);
   std::vector<float> gd(n / 256);
   std::vector<std::int16_t> gbs(n / 16);
@@ -220,15 +249,15 @@ void expect_q8_of(const std::vector<float>& values, Q8Activations& q, const std:
 
 TEST(CudaGpu, QuantizeQ8KEqualsTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed());
   for (std::size_t n : {256u, 4096u, 14336u}) {
     auto x = random_vector(n, rng);
     x[7] = 0.0f;
     x[9] = 5.0f, x[200] = -5.0f;  // a tie in magnitude with opposite signs: the first wins
-    DeviceBuffer dx(n * 4);
+    DeviceBuffer dx(test_context(), n * 4);
     dx.upload(x.data(), n * 4);
-    Q8Activations q(n);
+    Q8Activations q(test_context(), n);
     quantize_q8_k(c, dx.ptr(), q);
     expect_q8_of(x, q, "n = " + std::to_string(n));
   }
@@ -238,7 +267,7 @@ TEST(CudaGpu, QuantizeQ8KEqualsTheCpu) {
 
 TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 1);
   using Shapes = std::vector<std::pair<std::size_t, std::size_t>>;
   const Shapes shapes = {{1, 256}, {7, 512}, {64, 4096}, {1000, 4096}, {333, 14336}};
@@ -268,10 +297,10 @@ TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
         std::vector<float> want(rows);
         quant_matvec(type, w, rows, cols, xr, want);
         DeviceBuffer dw = to_device(w), dx = to_device(x);
-        DeviceBuffer dy(rows * 4);
+        DeviceBuffer dy(test_context(), rows * 4);
         std::optional<Q8Activations> q;
         if (quantized) {
-          q.emplace(cols);
+          q.emplace(test_context(), cols);
           quantize_q8_k(c, dx.ptr(), *q);
         }
         gemv(c, type, dw.ptr(), rows, cols, dx.ptr(), q ? &*q : nullptr, dy.ptr(), round_x);
@@ -284,7 +313,7 @@ TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
 // Three matrices of one type in one launch, accumulating into y: each y_i = y0_i + W_i x.
 TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 5);
   for (QuantType type : kWeightTypes) {
     const std::string op = "gemv_" + std::string(quant_info(type).name);
@@ -293,7 +322,7 @@ TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
     DeviceBuffer dx = to_device(x);
     std::optional<Q8Activations> q;
     if (gemv_takes_q8(type)) {
-      q.emplace(cols);
+      q.emplace(test_context(), cols);
       quantize_q8_k(c, dx.ptr(), *q);
     }
     std::vector<DeviceBuffer> dw, dy;
@@ -322,7 +351,7 @@ TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
 
 TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 2);
   for (std::size_t n : {64u, 172u, 4096u, 14336u}) {
     const auto x = random_vector(n, rng), y = random_vector(n, rng), w = random_vector(n, rng);
@@ -331,7 +360,7 @@ TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {
       for (int r = 0; r < 3; ++r)
         ops::rmsnorm(std::span(x3).subspan(r * n, n), w, 1e-5f, std::span(want).subspan(r * n, n));
       DeviceBuffer dx = to_device(x3), dw = to_device(w);
-      DeviceBuffer out(3 * n * 4);
+      DeviceBuffer out(test_context(), 3 * n * 4);
       rmsnorm(c, dx.ptr(), dw.ptr(), 1e-5f, out.ptr(), 3, n);
       expect_contract("rmsnorm", from_device(out, 3 * n), want, std::to_string(n));
     }
@@ -354,7 +383,7 @@ TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {
 
 TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 3);
   struct Shape { int heads, hd, rope_dim; bool neox, freqs; };
   for (Shape sh : {Shape{8, 8, 8, false, false}, Shape{32, 128, 128, false, true}, Shape{14, 64, 64, true, false}, Shape{4, 64, 32, false, false}}) {
@@ -384,7 +413,7 @@ TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
   const int n = 256, slots = 4, pos = 2;
   const auto k = random_vector(n, rng), v = random_vector(n, rng);
   DeviceBuffer dk = to_device(k), dv = to_device(v);
-  DeviceBuffer kc(slots * n * 2), vc(slots * n * 2);
+  DeviceBuffer kc(test_context(), slots * n * 2), vc(test_context(), slots * n * 2);
   check(c.driver().memset_d8_async(kc.ptr(), 0, kc.bytes(), c.stream()), "memset");
   check(c.driver().memset_d8_async(vc.ptr(), 0, vc.bytes(), c.stream()), "memset");
   DeviceBuffer dpos = to_device(&pos, sizeof pos);
@@ -406,7 +435,7 @@ TEST(CudaGpu, RopeAndKvAppendMatchTheCpu) {
 
 TEST(CudaGpu, FusedLayerOpsMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 6);
   for (std::size_t n : {256u, 4096u, 14336u}) {
     const auto x = random_vector(n, rng), w = random_vector(n, rng), u = random_vector(n, rng);
@@ -414,8 +443,8 @@ TEST(CudaGpu, FusedLayerOpsMatchTheCpu) {
       std::vector<float> want(n);
       ops::rmsnorm(x, w, 1e-5f, want);
       DeviceBuffer dx = to_device(x), dw = to_device(w);
-      DeviceBuffer xn(n * 4);
-      Q8Activations q(n);
+      DeviceBuffer xn(test_context(), n * 4);
+      Q8Activations q(test_context(), n);
       rmsnorm_quantize(c, dx.ptr(), dw.ptr(), 1e-5f, xn.ptr(), q);
       const auto got = from_device(xn, n);
       expect_contract("rmsnorm_quantize", got, want, std::to_string(n));
@@ -425,7 +454,7 @@ TEST(CudaGpu, FusedLayerOpsMatchTheCpu) {
       std::vector<float> want(n);
       ops::swiglu(x, u, want);
       DeviceBuffer dg = to_device(x), du = to_device(u);
-      Q8Activations q(n);
+      Q8Activations q(test_context(), n);
       swiglu_quantize(c, dg.ptr(), du.ptr(), q);
       const auto got = from_device(dg, n);
       expect_contract("swiglu_quantize", got, want, std::to_string(n));
@@ -452,7 +481,7 @@ TEST(CudaGpu, FusedLayerOpsMatchTheCpu) {
       return t;
     };
     DeviceBuffer dq = to_device(q), dk = to_device(k), dv = to_device(v), dpos = to_device(&pos, sizeof pos);
-    DeviceBuffer kc(static_cast<std::size_t>(slots) * kv_row * 2), vc(static_cast<std::size_t>(slots) * kv_row * 2);
+    DeviceBuffer kc(test_context(), static_cast<std::size_t>(slots) * kv_row * 2), vc(test_context(), static_cast<std::size_t>(slots) * kv_row * 2);
     rope_append(c, dq.ptr(), dk.ptr(), dv.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), RopeParams{sh.hd, sh.rope_dim, ts, 0, sh.neox},
                 kc.ptr(), vc.ptr());
     const std::string what = std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " x " + std::to_string(sh.hd);
@@ -471,7 +500,7 @@ TEST(CudaGpu, FusedLayerOpsMatchTheCpu) {
 
 TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 4);
   struct Shape { int n_head, n_kv, hd, n; };
   for (Shape sh : {Shape{8, 4, 8, 1}, Shape{8, 4, 8, 69}, Shape{32, 8, 128, 1000}, Shape{4, 2, 64, 513}, Shape{32, 32, 128, 64},
@@ -508,10 +537,10 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
       }
     }
     DeviceBuffer dq = to_device(q), dk = to_device(kc), dv = to_device(vc);
-    DeviceBuffer out(q.size() * 4);
+    DeviceBuffer out(test_context(), q.size() * 4);
     const int last = sh.n - 1;
     DeviceBuffer dpos = to_device(&last, sizeof last);
-    AttentionScratch scratch(sh.n + 70, sh.n_head, sh.hd);  // a longer context than filled: unused chunks skip
+    AttentionScratch scratch(test_context(), sh.n + 70, sh.n_head, sh.hd);  // a longer context than filled: unused chunks skip
     // Launches over the whole context, or (as a bucket's graph does) only over the first sh.n positions.
     const int positions = sh.n % 2 == 0 ? 0 : sh.n;
     attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, kv_row, positions);
@@ -523,7 +552,7 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
 
 TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 7);
   // Block formats (rows of 8-element groups), then float rows of an odd width (one element per thread).
   std::vector<std::pair<QuantType, std::size_t>> cases;
@@ -540,7 +569,7 @@ TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
     std::vector<std::uint16_t> want(rows * cols), got(rows * cols);
     ops::f32_to_f16(deq, want);
     DeviceBuffer dw = to_device(w);
-    DeviceBuffer out(rows * cols * 2);
+    DeviceBuffer out(test_context(), rows * cols * 2);
     dequantize_f16(c, type, dw.ptr(), rows, cols, out.ptr());
     c.synchronize();
     out.download(got.data(), got.size() * 2);
@@ -559,7 +588,7 @@ TEST(CudaGpu, CublasGemmF16MatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::string why;
   if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 8);
   for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 1, 256}, {333, 17, 512}, {1024, 128, 4096}}) {
     const auto wf = random_vector(rows * cols, rng, 0.05f), x = random_vector(T * cols, rng), y0 = random_vector(T * rows, rng);
@@ -582,7 +611,7 @@ TEST(CudaGpu, CublasGemmF16MatchesTheCpu) {
         want[t * rows + r] = static_cast<float>(acc + y0[t * rows + r]);
       }
     DeviceBuffer dw = to_device(w), dx = to_device(x), dy = to_device(y0);
-    DeviceBuffer w_f16(rows * cols * 2), x_f16(T * cols * 2);
+    DeviceBuffer w_f16(test_context(), rows * cols * 2), x_f16(test_context(), T * cols * 2);
     dequantize_f16(c, QuantType::Q4_K, dw.ptr(), rows, cols, w_f16.ptr());
     dequantize_f16(c, QuantType::F32, dx.ptr(), T, cols, x_f16.ptr());
     gemm_f16(c, rows, T, cols, w_f16.ptr(), x_f16.ptr(), dy.ptr(), 1.0f);
@@ -593,9 +622,9 @@ TEST(CudaGpu, CublasGemmF16MatchesTheCpu) {
 
 TEST(CudaGpu, ShapeErrorsAreNamed) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  EXPECT_THROW(Q8Activations(100), ShapeError);
-  Context& c = Context::get();
-  Q8Activations q(256);
+  EXPECT_THROW(Q8Activations(test_context(), 100), ShapeError);
+  Context& c = test_context();
+  Q8Activations q(test_context(), 256);
   EXPECT_THROW(gemv_q4_k(c, 0, 4, 512, q, 0), ShapeError);
 }
 

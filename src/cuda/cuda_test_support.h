@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "contract/contract_spec.h"
-#include "cuda/context.h"
+#include "trueno/cuda/context.h"
 #include "trueno/quant.h"
 
 namespace trueno::cuda::testing {
@@ -40,8 +40,15 @@ inline YAML::Node gpu_contract(const std::string& op) {
 #define TRUENO_REQUIRE_CUDA_DEVICE()                              \
   do {                                                            \
     std::string why_;                                             \
-    if (!probe(&why_)) GTEST_SKIP() << "skipped: no CUDA device: " << why_; \
+    if (!probe(0, &why_)) GTEST_SKIP() << "skipped: no CUDA device: " << why_; \
   } while (0)
+
+// The tests' context on device 0, opened on first use and kept for the test process (the library itself
+// keeps none: each user opens its own).
+inline Context& test_context() {
+  static const std::shared_ptr<Context> c = Context::open(0);
+  return *c;
+}
 
 // Every weight type the CUDA GEMV and conversion kernels take.
 constexpr QuantType kWeightTypes[] = {QuantType::Q4_K, QuantType::Q5_K, QuantType::Q6_K, QuantType::Q8_0,
@@ -79,14 +86,14 @@ inline void expect_contract(const std::string& op, const std::vector<float>& gpu
 }
 
 inline DeviceBuffer to_device(const void* p, std::size_t bytes) {
-  DeviceBuffer b(bytes);
+  DeviceBuffer b(test_context(), bytes);
   b.upload(p, bytes);
   return b;
 }
 template <class T>
 inline DeviceBuffer to_device(const std::vector<T>& v) { return to_device(v.data(), v.size() * sizeof(T)); }
 inline std::vector<float> from_device(const DeviceBuffer& b, std::size_t n) {
-  Context::get().synchronize();
+  test_context().synchronize();
   std::vector<float> v(n);
   b.download(v.data(), n * 4);
   return v;

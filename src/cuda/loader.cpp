@@ -1,5 +1,5 @@
 // dlopen + symbol tables for the CUDA driver and NVRTC (Note in loader.h).
-#include "cuda/loader.h"
+#include "trueno/cuda/loader.h"
 
 #include <dlfcn.h>
 

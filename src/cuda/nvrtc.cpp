@@ -12,7 +12,7 @@
 
 #include "core/strings.h"
 #include "cuda/kernels.h"
-#include "cuda/loader.h"
+#include "trueno/cuda/loader.h"
 #include "trueno/log.h"
 
 namespace trueno::cuda {

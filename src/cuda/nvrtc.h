@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "trueno/cuda/context.h"
+
 namespace trueno::cuda {
 
 // Kernel tuning knobs for experiments: TRUENO_CUDA_DEFINES="NAME=VALUE ..." adds -DNAME=VALUE to every
@@ -19,9 +21,7 @@ namespace trueno::cuda {
 // (fallback when unset). The defaults in the kernels are the measured best (docs/CUDA.md).
 int tuning_define(std::string_view name, int fallback);
 
-// What identifies the kernels' machine code apart from the device: a hash of every embedded source and
-// the compile options (tuning defines included), as hex. Part of the parity gate's verdict cache key.
-std::string kernels_identity();
+// kernels_identity(): trueno/cuda/context.h.
 
 struct Cubin {
   std::vector<char> image;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "cuda/cuda_test_support.h"
-#include "cuda/ops/gemm.h"
-#include "cuda/ops/gemm_fp8.h"
-#include "cuda/ops/prefill.h"
+#include "trueno/cuda/ops/gemm.h"
+#include "trueno/cuda/ops/gemm_fp8.h"
+#include "trueno/cuda/ops/prefill.h"
 #include "trueno/ops.h"
 
 namespace trueno::cuda {
@@ -19,7 +19,7 @@ namespace {
 using namespace testing;
 
 std::vector<float> f16_bits_as_floats(const DeviceBuffer& b, std::size_t n, std::size_t offset_elems = 0) {
-  Context::get().synchronize();
+  test_context().synchronize();
   std::vector<std::uint16_t> h(n);
   b.download(h.data(), n * 2, offset_elems * 2);
   std::vector<float> f(n);
@@ -37,11 +37,11 @@ std::vector<float> rounded_to_f16(const std::vector<float>& x) {
 
 TEST(CudaGpu, PrefillElementwiseOpsMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 20);
   for (std::size_t n : {1u, 1000u, 3u * 4096u + 7u}) {
     const auto x = random_vector(n, rng, 30.0f);
-    DeviceBuffer dx = to_device(x), y(n * 2);
+    DeviceBuffer dx = to_device(x), y(test_context(), n * 2);
     cast_f16(c, dx.ptr(), y.ptr(), n);
     expect_contract("cast_f16", f16_bits_as_floats(y, n), rounded_to_f16(x), std::to_string(n));
   }
@@ -71,7 +71,7 @@ void rope_cpu(float* v, int heads, int hd, int rope_dim, bool neox, const std::v
 
 TEST(CudaGpu, RopeAppendRowsMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 21);
   struct Shape { int n_head, n_kv, hd, rope_dim; bool neox, freqs; int T, pos0; };
   for (Shape sh : {Shape{8, 4, 8, 8, false, false, 5, 0}, Shape{32, 8, 128, 128, false, true, 33, 100},
@@ -84,7 +84,7 @@ TEST(CudaGpu, RopeAppendRowsMatchesTheCpu) {
       for (int i = 0; i < sh.rope_dim / 2; ++i) freqs.push_back(1.0f + static_cast<float>(i % 5));
     const float ts = std::pow(10000.0f, -2.0f / static_cast<float>(sh.rope_dim));
     DeviceBuffer dq = to_device(q), dk = to_device(k), dv = to_device(v), df = to_device(freqs.empty() ? std::vector<float>{0} : freqs);
-    DeviceBuffer q16(T * q_row * 2), kc(static_cast<std::size_t>(slots) * kv_row * 2), vc(static_cast<std::size_t>(slots) * kv_row * 2);
+    DeviceBuffer q16(test_context(), T * q_row * 2), kc(test_context(), static_cast<std::size_t>(slots) * kv_row * 2), vc(test_context(), static_cast<std::size_t>(slots) * kv_row * 2);
     rope_append_rows(c, dq.ptr(), dk.ptr(), dv.ptr(), T, sh.n_head, sh.n_kv, sh.pos0,
                      RopeParams{sh.hd, sh.rope_dim, ts, sh.freqs ? df.ptr() : 0, sh.neox}, q16.ptr(), kc.ptr(), vc.ptr());
     for (std::size_t t = 0; t < T; ++t) {
@@ -132,7 +132,7 @@ TEST(CudaGpu, AttentionPrefillMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::string why;
   if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 22);
   struct Shape { int n_head, n_kv, hd, T, pos0; };
   PrefillAttentionScratch scratch;  // reused across shapes: it grows
@@ -144,7 +144,7 @@ TEST(CudaGpu, AttentionPrefillMatchesTheCpu) {
                v = rounded_to_f16(random_vector(static_cast<std::size_t>(n_keys) * kv_row, rng));
     std::vector<std::uint16_t> q16(q.size()), kc(k.size()), vc(v.size());
     ops::f32_to_f16(q, q16), ops::f32_to_f16(k, kc), ops::f32_to_f16(v, vc);
-    DeviceBuffer dq = to_device(q16), dk = to_device(kc), dv = to_device(vc), out(q.size() * 4);
+    DeviceBuffer dq = to_device(q16), dk = to_device(kc), dv = to_device(vc), out(test_context(), q.size() * 4);
     attention_prefill(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), sh.T, sh.pos0, scratch, sh.n_head, sh.hd, group, kv_row);
     gpu_contract("softmax_causal");
     expect_contract("attention_prefill", from_device(out, q.size()),
@@ -159,7 +159,7 @@ TEST(CudaGpu, CublasGemmF32MatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::string why;
   if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 23);
   for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{64, 2, 64}, {333, 17, 512}, {1024, 128, 4096}}) {
     const auto w = random_vector(rows * cols, rng, 0.05f), x = random_vector(T * cols, rng), y0 = random_vector(T * rows, rng);
@@ -225,7 +225,7 @@ struct Fp8Result {
 };
 
 Fp8Result download(const Fp8Tensor& t, std::size_t n) {
-  Context::get().synchronize();
+  test_context().synchronize();
   Fp8Result r{std::vector<std::uint8_t>(n), 0};
   t.data.download(r.q.data(), n);
   t.amax_scale.download(&r.scale, 4);
@@ -248,11 +248,11 @@ void expect_fp8_equal(const std::string& op, const Fp8Result& gpu, const Fp8Resu
 
 TEST(CudaGpu, Fp8QuantizationMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 24);
   for (std::size_t n : {1u, 1000u, 70001u}) {
     const auto x = random_vector(n, rng, 3.0f);
-    Fp8Tensor t(n + 5);
+    Fp8Tensor t(test_context(), n + 5);
     DeviceBuffer dx = to_device(x);
     quantize_fp8_f32(c, dx.ptr(), n, t);
     gpu_contract("amax_f32");
@@ -266,7 +266,7 @@ TEST(CudaGpu, Fp8QuantizationMatchesTheCpu) {
     expect_fp8_equal("fp8_from_f16", download(t, n), fp8_cpu(x16), std::to_string(n));
   }
   std::vector<float> zeros(64, 0.0f);  // amax 0: scale 1, every byte 0
-  Fp8Tensor t(64);
+  Fp8Tensor t(test_context(), 64);
   DeviceBuffer dz = to_device(zeros);
   quantize_fp8_f32(c, dz.ptr(), 64, t);
   expect_fp8_equal("fp8_from_f32", download(t, 64), fp8_cpu(zeros), "zeros");
@@ -278,12 +278,12 @@ TEST(CudaGpu, CublasLtGemmFp8MatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::string why;
   if (cublaslt(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
-  Context& c = Context::get();
+  Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 25);
   for (auto [rows, T, cols] : {std::tuple<std::size_t, std::size_t, std::size_t>{256, 16, 512}, {1024, 7, 4096}, {1024, 128, 4096}}) {
     const auto w = random_vector(rows * cols, rng, 0.05f), x = random_vector(T * cols, rng), y0 = random_vector(T * rows, rng);
     DeviceBuffer dw = to_device(w), dx = to_device(x), dy = to_device(y0);
-    Fp8Tensor w8(rows * cols), x8(T * cols);
+    Fp8Tensor w8(test_context(), rows * cols), x8(test_context(), T * cols);
     quantize_fp8_f32(c, dw.ptr(), rows * cols, w8);
     quantize_fp8_f32(c, dx.ptr(), T * cols, x8);
     gemm_fp8(c, rows, T, cols, w8, x8, dy.ptr(), 1.0f);

@@ -6,7 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "realizar/model.h"
 #include "trueno/backend.h"
+#include "trueno/device.h"
 
 namespace realizar::test {
 
@@ -42,12 +44,20 @@ inline std::vector<double> row_cosines(const float* a0, const float* b0, std::si
   return out;
 }
 
-// Whether CUDA is usable here; *why says why not (the visible skip's text).
+// A sequence on CUDA device 0 (the GPU tests' device); BackendUnavailable without one.
+inline std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx, const CudaOptions& o = {}) {
+  return make_sequence(m, n_ctx, trueno::Device{trueno::DeviceKind::CUDA, 0}, o);
+}
+
+// Whether CUDA device 0 is usable here; *why says why not (the visible skip's text).
 inline bool cuda_or_skip_reason(std::string* why) {
-  const auto report = trueno::backend_report();
-  const auto& cuda = report[static_cast<int>(trueno::Backend::CUDA)];
-  *why = cuda.reason;
-  return cuda.available;
+  for (const auto& s : trueno::device_report()) {
+    if (s.device != trueno::Device{trueno::DeviceKind::CUDA, 0}) continue;
+    *why = s.detail;
+    return s.available && !s.detail.starts_with("fake device");
+  }
+  *why = "no CUDA line in the device report";
+  return false;
 }
 
 }  // namespace realizar::test

@@ -12,6 +12,7 @@
 
 #include "realizar/gguf.h"
 #include "trueno/backend.h"
+#include "trueno/device.h"
 
 namespace realizar {
 
@@ -122,14 +123,30 @@ struct CudaOptions {
 CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s);
 CudaOptions::Prefill parse_prefill_precision(std::string_view s);
 
-// The CUDA sequence (forward_cuda.cpp): weights uploaded once; prompts in batches through cuBLAS
-// (prefill_cuda.cpp), generated tokens one at a time through the decode kernels. Throws
-// trueno::BackendUnavailable without a CUDA device, InvalidArgument for a weight type that has no CUDA
-// kernel yet (naming the tensor).
-std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx, const CudaOptions& options = {});
+// A model's weights on one device (Note [Request state], docs/ARCHITECTURE.md): uploaded once, read-only,
+// shared by every sequence made from them (each sequence keeps them alive).
+class DeviceWeights {
+ public:
+  virtual ~DeviceWeights() = default;
+  // A new sequence of n_ctx positions on these weights: its own KV cache and scratch, no second upload.
+  virtual std::unique_ptr<Sequence> new_sequence(std::size_t n_ctx) const = 0;
+  // "cuda", "cuda:1/fp8-prefill", ...
+  virtual std::string backend_name() const = 0;
+};
 
-// A sequence on `backend` (CUDA, or a CPU backend, which the caller has selected with trueno::set_backend).
-std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend,
+// Whether this build of realizar has a forward pass for devices of kind k (backends/<kind>/).
+bool has_forward(trueno::DeviceKind k);
+// Uploads the weights to `device` with realizar's forward pass for its kind (backends/cuda: prompts in
+// batches through cuBLAS, generated tokens through the decode kernels; the CUDA options apply there).
+// Throws trueno::BackendUnavailable naming the device when this build has no forward pass for its kind or
+// the device is absent, InvalidArgument for a weight type that has no kernel there yet (naming the tensor).
+std::shared_ptr<DeviceWeights> upload_weights(const Model& m, const trueno::Device& device, const CudaOptions& options = {});
+// What identifies the device's arithmetic for the parity gate's verdict cache (device, driver, kernels, modes).
+std::string device_identity(const trueno::Device& device, const CudaOptions& options = {});
+
+// A sequence on `device` (its own weights upload), or, without one, on the CPU (the tier the caller has
+// selected with trueno::set_backend, else the best).
+std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Device> device = std::nullopt,
                                         const CudaOptions& cuda = {});
 
 }  // namespace realizar

@@ -79,9 +79,10 @@ std::vector<Verdict> check_all(const Model& m, std::span<const Candidate> candid
 // What identifies the model file for the verdict cache: path, size, modification time, tensor table.
 std::string model_identity(const gguf::File& file);
 
-// The GPU candidates of this machine in priority order (CUDA when available; Vulkan has no forward pass
-// yet), each with its identity.
-std::vector<Candidate> gpu_candidates(const Model& m, const CudaOptions& cuda);
+// The device candidates of this machine in the backend list's order (trueno/device_kinds.inc): every
+// available device whose kind realizar has a forward pass for, or only `only` when given. Each weights
+// upload happens when the candidate is tried.
+std::vector<Candidate> gpu_candidates(const Model& m, const CudaOptions& cuda, std::optional<trueno::Device> only = std::nullopt);
 
 // A sequence that runs on `primary` and, when a forward call on it throws (a launch failure, out of
 // memory), says so through log and continues on a CPU Session from the same position: every token fed

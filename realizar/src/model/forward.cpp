@@ -191,9 +191,9 @@ namespace realizar {
 
 std::string Session::backend_name() const { return std::string(trueno::name(trueno::current_backend())); }
 
-std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Backend> backend,
+std::unique_ptr<Sequence> make_sequence(const Model& m, std::size_t n_ctx, std::optional<trueno::Device> device,
                                         const CudaOptions& cuda) {
-  if (backend == trueno::Backend::CUDA) return make_cuda_sequence(m, n_ctx, cuda);
+  if (device) return upload_weights(m, *device, cuda)->new_sequence(n_ctx);
   return std::make_unique<Session>(m, n_ctx);
 }
 

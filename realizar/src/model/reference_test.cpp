@@ -72,7 +72,7 @@ TEST(Reference, Stories260KGreedyTextMatches) {
 TEST(CudaGpuReference, Stories260KGreedyTextMatches) {
   std::string why;
   if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
-  check_greedy_text([](const Model& m, std::size_t n) { return make_cuda_sequence(m, n); });
+  check_greedy_text([](const Model& m, std::size_t n) { return test::make_cuda_sequence(m, n); });
 }
 
 // The decode graphs (Note [Decode graph], forward_cuda.cpp) replay exactly the eager launches, across
@@ -90,7 +90,7 @@ TEST(CudaGpuReference, GraphReplayEqualsEagerLaunches) {
       setenv("REALIZAR_CUDA_GRAPHS", graphs ? "1" : "0", 1);
       CudaOptions tokens;  // every token through the decode step, prompts too (batches have no graph)
       tokens.prefill = CudaOptions::Prefill::TokenByToken;
-      const auto s = make_cuda_sequence(model, ids.size(), tokens);
+      const auto s = test::make_cuda_sequence(model, ids.size(), tokens);
       s->forward(std::span(ids).first(10), true);  // eager first steps, then the graphs
       std::vector<float> all(s->logits().begin(), s->logits().end());
       s->forward(std::span(ids).subspan(10, 20));  // no logits: the other graph
@@ -119,7 +119,7 @@ TEST(CudaGpuReference, SynthesizedModelsAgreeWithTheCpu) {
       for (int i = 0; i < 24; ++i) ids.push_back(static_cast<std::int32_t>((i * 53 + 1) % model.config().n_vocab));
       Session cpu(model, ids.size());
       cpu.forward(ids, true);
-      const auto gpu = make_cuda_sequence(model, ids.size());
+      const auto gpu = test::make_cuda_sequence(model, ids.size());
       gpu->forward(ids, true);
       const std::size_t V = model.config().n_vocab;
       const RowStats st = compare_rows(cpu.logits().data(), gpu->logits().data(), ids.size(), V);
@@ -191,7 +191,7 @@ class CudaGpuLogitsTest : public ::testing::TestWithParam<Case> {};
 TEST_P(CudaGpuLogitsTest, TeacherForcedRowsAgree) {
   std::string why;
   if (!cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
-  check_teacher_forced(GetParam(), [](const Model& m, std::size_t n) { return make_cuda_sequence(m, n); });
+  check_teacher_forced(GetParam(), [](const Model& m, std::size_t n) { return test::make_cuda_sequence(m, n); });
 }
 
 // The recordings and their bounds, for the CPU and the CUDA pass alike.

@@ -23,8 +23,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "cuda/context.h"
-#include "cuda/nvrtc.h"
 #include "trueno/error.h"
 #include "util/strcat.h"
 
@@ -318,15 +316,15 @@ std::string model_identity(const gguf::File& file) {
   return hex(fnv1a(text));
 }
 
-std::vector<Candidate> gpu_candidates(const Model& m, const CudaOptions& cuda) {
+std::vector<Candidate> gpu_candidates(const Model& m, const CudaOptions& cuda, std::optional<trueno::Device> only) {
   std::vector<Candidate> out;
-  const trueno::cuda::CudaStatus st = trueno::cuda::status();
-  if (st.available) {
-    const std::string modes = strcat("decode ", static_cast<int>(cuda.decode_gemv), " prefill ", static_cast<int>(cuda.prefill));
-    out.push_back({"cuda", strcat(st.text, "\n", trueno::cuda::kernels_identity(), "\n", modes),
-                   [&m, cuda](std::size_t n_ctx) { return make_cuda_sequence(m, n_ctx, cuda); }});
+  for (const trueno::Device& d : trueno::available_devices()) {  // in the backend list's order
+    if (only && d != *only) continue;
+    if (!has_forward(d.kind)) continue;
+    out.push_back({d.index == 0 ? std::string(trueno::name(d.kind)) : d.str(), device_identity(d, cuda),
+                   [&m, cuda, d](std::size_t n_ctx) { return make_sequence(m, n_ctx, d, cuda); }});
   }
-  return out;  // Vulkan: no forward pass yet
+  return out;
 }
 
 namespace {

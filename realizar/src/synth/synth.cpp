@@ -3,7 +3,7 @@
 #include <cstring>
 #include <random>
 
-#include "core/half.h"
+#include "trueno/ops.h"
 #include "realizar/gguf.h"
 #include "realizar/synth.h"
 #include "util/strcat.h"
@@ -49,7 +49,8 @@ QuantType fit(QuantType t, std::uint64_t cols) {
 }
 
 void put_f16(std::byte* p, float v) {
-  const std::uint16_t h = trueno::detail::f32_to_f16_bits(v);
+  std::uint16_t h = 0;
+  trueno::ops::f32_to_f16(std::span(&v, 1), std::span(&h, 1));
   std::memcpy(p, &h, 2);
 }
 

@@ -1,9 +1,15 @@
-// Message building for errors and reports: trueno's own helper (core/strings.h), used by name here.
+// Message building for errors and reports (realizar sees only trueno's public headers).
 #pragma once
-#include "core/strings.h"
+#include <sstream>
+#include <string>
 
 namespace realizar {
 
-using trueno::strcat;
+template <class... Args>
+std::string strcat(const Args&... args) {
+  std::ostringstream os;
+  (os << ... << args);
+  return os.str();
+}
 
 }  // namespace realizar

@@ -1,5 +1,5 @@
 // Launcher for kernels/dequant_f16.cu (convert.h).
-#include "cuda/ops/convert.h"
+#include "trueno/cuda/ops/convert.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // cuBLAS GEMM for prefill (gemm.h). Row-major y[T][rows] = x[T][cols] w^T is, in cuBLAS's column-major
 // terms, Y (rows x T, ld rows) = W^T (W is cols x rows column-major, ld cols) times X (cols x T, ld cols).
 // cublasGemmEx chooses and caches its kernel per shape itself; there is no plan to keep here.
-#include "cuda/ops/gemm.h"
+#include "trueno/cuda/ops/gemm.h"
 
 #include <climits>
 

@@ -1,7 +1,7 @@
 // cuBLASLt FP8 GEMM and the E4M3 quantization launchers (gemm_fp8.h). In cuBLASLt's column-major terms,
 // as for the f16 GEMM: D (rows x T, ld rows) = W^T X, W stored cols x rows (ld cols) and X cols x T;
 // "TN", the one layout Hopper's FP8 kernels take.
-#include "cuda/ops/gemm_fp8.h"
+#include "trueno/cuda/ops/gemm_fp8.h"
 
 #include <algorithm>
 #include <climits>
@@ -29,17 +29,24 @@ struct Plan {
   api::cublasLtMatmulAlgo algo{};
 };
 
+// One context's cuBLASLt handle, workspace and plans (Context::extension: destroyed with the context).
 struct Plans {
+  explicit Plans(Context& c) : ctx(&c) {}
+  ~Plans() {
+    const CublasLt* l = cublaslt();
+    if (l == nullptr) return;
+    for (auto& [shape, pl] : by_shape) {
+      l->layout_destroy(pl.a), l->layout_destroy(pl.b), l->layout_destroy(pl.c);
+      l->desc_destroy(pl.desc);
+    }
+    if (handle != nullptr) l->destroy(handle);
+  }
+  Context* ctx;
   std::mutex mu;
   api::cublasLtHandle handle = nullptr;
   DeviceBuffer workspace;
   std::map<std::tuple<int, int, int>, Plan> by_shape;
 };
-
-Plans& plans() {
-  static Plans* p = new Plans;  // lives as long as the process's context (never destroyed)
-  return *p;
-}
 
 void check_lt(api::cublasStatus s, const char* call) {
   if (s != 0) throw CudaError(strcat(call, ": cuBLASLt status ", s, " (", lt().status_string(s), ")"), s);
@@ -51,7 +58,7 @@ const Plan& plan_for(Plans& p, int m, int n, int k) {
   const CublasLt& l = lt();
   if (p.handle == nullptr) {
     check_lt(l.create(&p.handle), "cublasLtCreate");
-    p.workspace = DeviceBuffer(kWorkspaceBytes);
+    p.workspace = DeviceBuffer(*p.ctx, kWorkspaceBytes);
   }
   Plan pl;
   check_lt(l.desc_create(&pl.desc, api::kCublasCompute32F, api::kCudaR32F), "cublasLtMatmulDescCreate");
@@ -104,7 +111,7 @@ void quantize(Context& c, const char* amax_name, const char* cast_name, api::CUd
 
 }  // namespace
 
-Fp8Tensor::Fp8Tensor(std::size_t n_) : n(n_), data(n_), amax_scale(32) {}
+Fp8Tensor::Fp8Tensor(Context& c, std::size_t n_) : n(n_), data(c, n_), amax_scale(c, 32) {}
 
 void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
   quantize(c, "amax_f32", "fp8_from_f32", x, count, out);
@@ -120,7 +127,7 @@ void gemm_fp8(Context& c, std::size_t rows, std::size_t T, std::size_t cols, con
   if (cols == 0 || rows > INT_MAX || T > INT_MAX || cols > INT_MAX || w.n < rows * cols || x.n < T * cols)
     throw ShapeError(strcat("cuda gemm_fp8: ", T, " x ", cols, " times ", cols, " x ", rows, " does not match its tensors (", x.n,
                             " and ", w.n, " values) or cuBLASLt's int sizes"));
-  Plans& p = plans();
+  Plans& p = c.extension<Plans>();
   std::lock_guard lock(p.mu);
   const Plan& pl = plan_for(p, static_cast<int>(rows), static_cast<int>(T), static_cast<int>(cols));
   const CublasLt& l = lt();

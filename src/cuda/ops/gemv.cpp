@@ -1,5 +1,5 @@
 // Launchers for kernels/quantize_q8_k.cu and the gemv_*.cu kernels (gemv.h).
-#include "cuda/ops/gemv.h"
+#include "trueno/cuda/ops/gemv.h"
 
 #include <algorithm>
 
@@ -33,11 +33,11 @@ void check_q8(const char* op, std::size_t cols, const Q8Activations* x) {
 
 }  // namespace
 
-Q8Activations::Q8Activations(std::size_t n_)
-    : n(check_blocks("Q8Activations", n_)), q(n_), d(n_ / kQK * sizeof(float)), bsums(n_ / 16 * sizeof(short)) {}
+Q8Activations::Q8Activations(Context& c, std::size_t n_)
+    : n(check_blocks("Q8Activations", n_)), q(c, n_), d(c, n_ / kQK * sizeof(float)), bsums(c, n_ / 16 * sizeof(short)) {}
 
 void quantize_q8_k(Context& c, api::CUdeviceptr x, Q8Activations& out) {
-  static api::CUfunction f = c.function("quantize_q8_k", "quantize_q8_k");
+  const api::CUfunction f = c.function("quantize_q8_k", "quantize_q8_k");
   api::CUdeviceptr q = out.q.ptr(), d = out.d.ptr(), bs = out.bsums.ptr();
   void* params[] = {&x, &q, &d, &bs};
   launch_overlapped(c, f, static_cast<unsigned>(out.n / kQK), 1, 256, 1, params);
@@ -92,32 +92,29 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
     case QuantType::Q8_0:
     case QuantType::Q4_0: {
       check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, xq);
-      static api::CUfunction f4k = c.function("gemv_k45", "gemv_q4_k"), f5k = c.function("gemv_k45", "gemv_q5_k"),
-                             f6k = c.function("gemv_q6_k", "gemv_q6_k"), f80 = c.function("gemv_q8_0", "gemv_q8_0"),
-                             f40 = c.function("gemv_q8_0", "gemv_q4_0");
       api::CUdeviceptr q = xq->q.ptr(), d = xq->d.ptr(), bs = xq->bsums.ptr();
       int nb = n / static_cast<int>(kQK);
       void* with_bsums[] = {&kt, &q, &d, &bs, &nb, &acc};
       void* without[] = {&kt, &q, &d, &nb, &acc};  // gemv_q6_k needs no activation sums
-      const api::CUfunction f = type == QuantType::Q4_K   ? f4k
-                                : type == QuantType::Q5_K ? f5k
-                                : type == QuantType::Q6_K ? f6k
-                                : type == QuantType::Q8_0 ? f80
-                                                          : f40;
+      const api::CUfunction f = type == QuantType::Q4_K   ? c.function("gemv_k45", "gemv_q4_k")
+                                : type == QuantType::Q5_K ? c.function("gemv_k45", "gemv_q5_k")
+                                : type == QuantType::Q6_K ? c.function("gemv_q6_k", "gemv_q6_k")
+                                : type == QuantType::Q8_0 ? c.function("gemv_q8_0", "gemv_q8_0")
+                                                          : c.function("gemv_q8_0", "gemv_q4_0");
       return launch_overlapped(c, f, grid_for(max_rows, kQuantRowsPerWarp), ny, 32, kWarps, type == QuantType::Q6_K ? without : with_bsums);
     }
     case QuantType::F32: {
-      static api::CUfunction f = c.function("gemv_float", "gemv_f32");
+      const api::CUfunction f = c.function("gemv_float", "gemv_f32");
       void* params[] = {&kt, &x, &n, &acc};
       return launch_overlapped(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
     case QuantType::BF16: {
-      static api::CUfunction f = c.function("gemv_float", "gemv_bf16");
+      const api::CUfunction f = c.function("gemv_float", "gemv_bf16");
       void* params[] = {&kt, &x, &n, &acc};
       return launch_overlapped(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);
     }
     case QuantType::F16: {
-      static api::CUfunction f = c.function("gemv_float", "gemv_f16");
+      const api::CUfunction f = c.function("gemv_float", "gemv_f16");
       int rx = round_x ? 1 : 0;
       void* params[] = {&kt, &x, &n, &acc, &rx};
       return launch_overlapped(c, f, grid_for(max_rows, 1), ny, 32, kWarps, params);

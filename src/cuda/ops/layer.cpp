@@ -1,11 +1,11 @@
 // Launchers for kernels/layer_ops.cu (layer.h).
-#include "cuda/ops/layer.h"
+#include "trueno/cuda/ops/layer.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "core/strings.h"
-#include "cuda/ops/gemv.h"
+#include "trueno/cuda/ops/gemv.h"
 
 namespace trueno::cuda {
 namespace {
@@ -17,14 +17,14 @@ unsigned blocks(std::size_t n, unsigned per) { return static_cast<unsigned>((n +
 }  // namespace
 
 void rmsnorm(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr out, std::size_t rows, std::size_t n) {
-  static api::CUfunction f = fn(c, "rmsnorm");
+  const api::CUfunction f = fn(c, "rmsnorm");
   int nn = static_cast<int>(n);
   void* params[] = {&x, &w, &eps, &out, &nn};
   launch_overlapped(c, f, static_cast<unsigned>(rows), 1, 256, 1, params);
 }
 
 void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, const RopeParams& p) {
-  static api::CUfunction f = fn(c, "rope");
+  const api::CUfunction f = fn(c, "rope");
   int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0;
   float ts = p.theta_scale;
   api::CUdeviceptr freqs = p.freqs;
@@ -34,19 +34,19 @@ void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, con
 
 void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache,
                api::CUdeviceptr pos, int n) {
-  static api::CUfunction f = fn(c, "kv_append");
+  const api::CUfunction f = fn(c, "kv_append");
   void* params[] = {&k, &v, &k_cache, &v_cache, &pos, &n};
   launch_overlapped(c, f, blocks(static_cast<std::size_t>(n), 256), 1, 256, 1, params);
 }
 
 constexpr int kAttentionChunk = 64;  // as kChunk in kernels/layer_ops.cu
 
-AttentionScratch::AttentionScratch(int n_ctx_, int n_head, int hd)
+AttentionScratch::AttentionScratch(Context& c, int n_ctx_, int n_head, int hd)
     : n_ctx(n_ctx_),
       n_chunks((n_ctx_ + kAttentionChunk - 1) / kAttentionChunk),
-      scores(static_cast<std::size_t>(n_head) * n_ctx_ * 4),
-      max_sum(static_cast<std::size_t>(n_head) * n_chunks * 2 * 4),
-      partial(static_cast<std::size_t>(n_head) * n_chunks * hd * 4) {
+      scores(c, static_cast<std::size_t>(n_head) * n_ctx_ * 4),
+      max_sum(c, static_cast<std::size_t>(n_head) * n_chunks * 2 * 4),
+      partial(c, static_cast<std::size_t>(n_head) * n_chunks * hd * 4) {
   if (n_ctx_ < 1 || n_ctx_ > kMaxAttentionPositions)
     throw InvalidArgument(strcat("cuda attention: a context of ", n_ctx_, " positions is outside [1, ", kMaxAttentionPositions, "]"));
   if (hd < 1 || hd > 256) throw InvalidArgument(strcat("cuda attention: head size ", hd, " is outside [1, 256]"));
@@ -56,7 +56,7 @@ void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, 
                       api::CUdeviceptr pos, AttentionScratch& a, int n_head, int hd, int group, int kv_row, int positions) {
   if (positions < 0 || positions > a.n_ctx)
     throw InvalidArgument(strcat("cuda attention: ", positions, " positions exceed the scratch's context of ", a.n_ctx));
-  static api::CUfunction scores = fn(c, "attention_scores"), weights_v = fn(c, "attention_weights_v"),
+  const api::CUfunction scores = fn(c, "attention_scores"), weights_v = fn(c, "attention_weights_v"),
                          combine = fn(c, "attention_combine");
   float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int chunks_used = positions == 0 ? a.n_chunks : (positions + kAttentionChunk - 1) / kAttentionChunk;
@@ -72,7 +72,7 @@ void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, 
 }
 
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq) {
-  static api::CUfunction f = c.function("fused_ops", "rmsnorm_quantize");
+  const api::CUfunction f = c.function("fused_ops", "rmsnorm_quantize");
   int n = static_cast<int>(xq.n);
   api::CUdeviceptr q = xq.q.ptr(), d = xq.d.ptr(), bs = xq.bsums.ptr();
   void* params[] = {&x, &w, &eps, &xn, &n, &q, &d, &bs};
@@ -80,7 +80,7 @@ void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float 
 }
 
 void swiglu_quantize(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, Q8Activations& gq) {
-  static api::CUfunction f = c.function("fused_ops", "swiglu_quantize");
+  const api::CUfunction f = c.function("fused_ops", "swiglu_quantize");
   api::CUdeviceptr q = gq.q.ptr(), d = gq.d.ptr(), bs = gq.bsums.ptr();
   void* params[] = {&g, &u, &q, &d, &bs};
   launch_overlapped(c, f, static_cast<unsigned>(gq.n / 256), 1, 256, 1, params);
@@ -88,7 +88,7 @@ void swiglu_quantize(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, Q8Activ
 
 void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
                  const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache) {
-  static api::CUfunction f = c.function("fused_ops", "rope_append");
+  const api::CUfunction f = c.function("fused_ops", "rope_append");
   int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0;
   float ts = p.theta_scale;
   api::CUdeviceptr freqs = p.freqs;
@@ -98,14 +98,14 @@ void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdevi
 }
 
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n) {
-  static api::CUfunction f = fn(c, "swiglu");
+  const api::CUfunction f = fn(c, "swiglu");
   int nn = static_cast<int>(n);
   void* params[] = {&g, &u, &nn};
   launch_overlapped(c, f, blocks(n, 256), 1, 256, 1, params);
 }
 
 void add_inplace(Context& c, api::CUdeviceptr x, api::CUdeviceptr y, std::size_t n) {
-  static api::CUfunction f = fn(c, "add_inplace");
+  const api::CUfunction f = fn(c, "add_inplace");
   int nn = static_cast<int>(n);
   void* params[] = {&x, &y, &nn};
   launch_overlapped(c, f, blocks(n, 256), 1, 256, 1, params);

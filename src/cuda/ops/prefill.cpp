@@ -7,7 +7,7 @@
 //   O_h (hd x T, ld n_head hd)  = V_g P_h      V_g: hd x n_keys at v_cache + g hd, ld kv_row
 // Heads h = g group + r for one r have constant strides (g -> g + 1), so each r is one strided-batched
 // call over the KV heads.
-#include "cuda/ops/prefill.h"
+#include "trueno/cuda/ops/prefill.h"
 
 #include <algorithm>
 #include <climits>
@@ -26,7 +26,7 @@ unsigned blocks(std::size_t n, unsigned per) { return static_cast<unsigned>((n +
 
 void cast_f16(Context& c, api::CUdeviceptr x, api::CUdeviceptr y, std::size_t n) {
   if (n == 0) return;
-  static api::CUfunction f = fn(c, "cast_f16");
+  const api::CUfunction f = fn(c, "cast_f16");
   unsigned long long nn = n;
   void* params[] = {&x, &y, &nn};
   launch(c, f, std::min(blocks(n, 256), static_cast<unsigned>(c.info().sms) * 16), 1, 256, 1, params);
@@ -34,7 +34,7 @@ void cast_f16(Context& c, api::CUdeviceptr x, api::CUdeviceptr y, std::size_t n)
 
 void add_rows(Context& c, api::CUdeviceptr y, api::CUdeviceptr b, std::size_t rows, std::size_t n) {
   if (rows == 0 || n == 0) return;
-  static api::CUfunction f = fn(c, "add_rows");
+  const api::CUfunction f = fn(c, "add_rows");
   int nn = static_cast<int>(n);
   void* params[] = {&y, &b, &nn};
   launch(c, f, blocks(n, 256), static_cast<unsigned>(rows), 256, 1, params);
@@ -45,7 +45,7 @@ void rope_append_rows(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::C
   if (T == 0) return;
   if (p.head_dim % 2 != 0 || p.rope_dim % 2 != 0 || p.rope_dim > p.head_dim)
     throw InvalidArgument(strcat("cuda rope: rope dimension ", p.rope_dim, " and head size ", p.head_dim, " must be even, rope <= head"));
-  static api::CUfunction f = fn(c, "rope_append_rows");
+  const api::CUfunction f = fn(c, "rope_append_rows");
   int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0;
   float ts = p.theta_scale;
   api::CUdeviceptr freqs = p.freqs;
@@ -54,10 +54,10 @@ void rope_append_rows(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::C
   launch(c, f, blocks(threads, 128), static_cast<unsigned>(T), 128, 1, params);
 }
 
-void PrefillAttentionScratch::reserve(std::size_t T, std::size_t n_keys, int n_head) {
+void PrefillAttentionScratch::reserve(Context& c, std::size_t T, std::size_t n_keys, int n_head) {
   const std::size_t n = T * n_keys * static_cast<std::size_t>(n_head);
-  if (scores.bytes() < n * 4) scores = DeviceBuffer(), scores = DeviceBuffer(n * 4);
-  if (weights.bytes() < n * 2) weights = DeviceBuffer(), weights = DeviceBuffer(n * 2);
+  if (scores.bytes() < n * 4) scores = DeviceBuffer(), scores = DeviceBuffer(c, n * 4);
+  if (weights.bytes() < n * 2) weights = DeviceBuffer(), weights = DeviceBuffer(c, n * 2);
 }
 
 void attention_prefill(Context& c, api::CUdeviceptr q16, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
@@ -67,7 +67,7 @@ void attention_prefill(Context& c, api::CUdeviceptr q16, api::CUdeviceptr k_cach
   if (n_keys > INT_MAX || T * n_keys > INT_MAX || group < 1 || n_head % group != 0)
     throw ShapeError(strcat("cuda attention_prefill: ", T, " tokens over ", n_keys, " positions, ", n_head, " heads in groups of ",
                             group, " are outside its sizes"));
-  a.reserve(T, n_keys, n_head);
+  a.reserve(c, T, n_keys, n_head);
   const Cublas* b = cublas();
   const api::cublasHandle h = c.cublas_handle();
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd)), one = 1.0f, zero = 0.0f;
@@ -82,7 +82,7 @@ void attention_prefill(Context& c, api::CUdeviceptr q16, api::CUdeviceptr k_cach
                                             static_cast<long long>(group) * hd, &zero, ptr(a.scores.ptr(), r * plane, 4), api::kCudaR32F,
                                             nk, group * plane, kv_heads, api::kCublasCompute32F, api::kCublasGemmDefault),
                  "cublasGemmStridedBatchedEx(attention scores)");
-  static api::CUfunction softmax = fn(c, "softmax_causal");
+  const api::CUfunction softmax = fn(c, "softmax_causal");
   api::CUdeviceptr s = a.scores.ptr(), p = a.weights.ptr();
   int keys = nk;
   void* params[] = {&s, &p, &keys, &pos0};

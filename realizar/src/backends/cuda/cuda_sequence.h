@@ -1,5 +1,6 @@
-// The CUDA sequence's state, shared by its decode step (forward_cuda.cpp) and its batched prefill
-// (prefill_cuda.cpp).
+// realizar's CUDA backend: a model's weights on one device (uploaded once, shared read-only by every
+// sequence on it) and a sequence's own state (KV cache, activations, graphs), used by its decode step
+// (forward_cuda.cpp) and its batched prefill (prefill_cuda.cpp).
 #pragma once
 #include <map>
 #include <optional>
@@ -7,11 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "cuda/context.h"
-#include "cuda/ops/gemm_fp8.h"
-#include "cuda/ops/gemv.h"
-#include "cuda/ops/layer.h"
-#include "cuda/ops/prefill.h"
+#include "trueno/cuda/context.h"
+#include "trueno/device.h"
+#include "trueno/cuda/ops/gemm_fp8.h"
+#include "trueno/cuda/ops/gemv.h"
+#include "trueno/cuda/ops/layer.h"
+#include "trueno/cuda/ops/prefill.h"
 #include "realizar/model.h"
 
 namespace realizar::cuda_forward {
@@ -40,9 +42,30 @@ struct PrefillBuffers {
   cu::PinnedBuffer staging;  // the embedding rows
 };
 
+// A model's weights on one CUDA device, in the file's types (plus f16 copies with --decode-gemv cublas-f16
+// and E4M3 copies with --prefill-precision fp8).
+class CudaWeights final : public DeviceWeights, public std::enable_shared_from_this<CudaWeights> {
+ public:
+  CudaWeights(const Model& m, const trueno::Device& device, const CudaOptions& options);
+  std::unique_ptr<Sequence> new_sequence(std::size_t n_ctx) const override;
+  std::string backend_name() const override;
+  const Model& model() const { return m_; }
+
+  const Model& m_;
+  std::shared_ptr<cu::Context> ctx;  // the device's context: its stream serves every sequence on these weights
+  CudaOptions options;
+  std::vector<DeviceLayer> layers;
+  DeviceMatrix output;
+  cu::DeviceBuffer output_norm, rope_freqs;
+  cu::RopeParams rope{};
+
+ private:
+  void to_fp8();
+};
+
 class CudaSequence final : public Sequence {
  public:
-  CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions& options);
+  CudaSequence(std::shared_ptr<const CudaWeights> weights, std::size_t n_ctx);
   std::size_t n_ctx() const override { return n_ctx_; }
   std::size_t pos() const override { return pos_; }
   void reset() override { pos_ = 0; }
@@ -50,24 +73,26 @@ class CudaSequence final : public Sequence {
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override;
   std::span<const float> logits() const override { return logits_; }
   // "cuda", or with the non-default modes: "cuda/cublas-f16", "cuda/fp8-prefill", "cuda/token-prefill".
-  std::string backend_name() const override;
+  std::string backend_name() const override { return w_->backend_name(); }
 
  private:
+  std::shared_ptr<const CudaWeights> w_;
   const Model& m_;
   const Config& c_;
   cu::Context& ctx_;
-  CudaOptions options_;
+  const CudaOptions& options_;
   std::size_t n_ctx_, pos_ = 0, kv_row_;
-  std::vector<DeviceLayer> layers_;
-  DeviceMatrix output_;
-  cu::DeviceBuffer output_norm_, rope_freqs_, k_cache_, v_cache_;
+  const std::vector<DeviceLayer>& layers_;
+  const DeviceMatrix& output_;
+  const cu::DeviceBuffer& output_norm_;
+  cu::DeviceBuffer k_cache_, v_cache_;
   cu::DeviceBuffer x_, xn_, q_, k_, v_, att_, gate_, up_, logits_dev_, x16_;
   std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
   cu::DeviceBuffer pos_dev_;                            // int: the position being computed
   std::optional<cu::AttentionScratch> attention_;
   cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
   std::vector<float> logits_;
-  cu::RopeParams rope_{};
+  const cu::RopeParams& rope_;
   bool use_graphs_;
   bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
   std::map<std::pair<bool, std::size_t>, cu::Graph> graphs_;  // (logits, position bucket) -> decode graph
@@ -103,7 +128,6 @@ class CudaSequence final : public Sequence {
   // matrix is not F32.
   void matmul(std::initializer_list<Out> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate = false);
   void reserve_prefill(std::size_t T, bool all_logits);
-  void to_fp8();
 };
 
 }  // namespace realizar::cuda_forward

@@ -1,5 +1,8 @@
-// The CUDA device trueno runs on (device 0): its properties, its primary context, one stream, device
-// memory, and the embedded kernel modules, compiled by NVRTC (or loaded from the cubin cache) on first use.
+// A CUDA device as trueno uses it: its properties, an explicit per-device Context (the device's primary
+// context, one stream, the embedded kernel modules compiled by NVRTC or loaded from the cubin cache on
+// first use, and their function handles), and memory that belongs to a context. Nothing here is a
+// process-wide singleton except the loaded driver libraries (loader.h): two contexts on two devices, or
+// two on one, are independent.
 #pragma once
 #include <cstddef>
 #include <map>
@@ -7,8 +10,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <typeindex>
+#include <unordered_map>
+#include <vector>
 
-#include "cuda/loader.h"
+#include "trueno/cuda/loader.h"
 
 namespace trueno::cuda {
 
@@ -23,25 +29,33 @@ struct DeviceInfo {
   std::string describe() const;
 };
 
-// Device 0, or nullopt with *why naming what is missing (driver, device).
-std::optional<DeviceInfo> probe(std::string* why = nullptr);
+// The number of CUDA devices (0 with *why when there is no driver or none).
+int device_count(std::string* why = nullptr);
+// Device `index`, or nullopt with *why naming what is missing (driver, device).
+std::optional<DeviceInfo> probe(int index = 0, std::string* why = nullptr);
 
-// The CUDA line of the backend report: usable (a device, and a way to build kernels for it), and the
+// One device's line of the backend report: usable (a device, and a way to build kernels for it), and the
 // device and kernel path, or why not ("no NVIDIA driver: ...", "NVRTC is required on ...").
 struct CudaStatus {
   bool available;
   std::string text;
 };
-CudaStatus status();
+CudaStatus status(int index = 0);
 
-// Device memory, freed on destruction. An allocation that does not fit throws CudaError naming the
-// request and the device's free and total memory.
+// What identifies the kernels' machine code apart from the device: a hash of every embedded source and
+// the compile options (tuning defines included), as hex. Part of the parity gate's verdict cache key.
+std::string kernels_identity();
+
+class Context;
+
+// Memory of one context's device, freed on destruction (the context must outlive it). An allocation that
+// does not fit throws CudaError naming the request and the device's free and total memory.
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(std::size_t bytes);
+  DeviceBuffer(Context& c, std::size_t bytes);
   ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = 0, o.bytes_ = 0; }
+  DeviceBuffer(DeviceBuffer&& o) noexcept : c_(o.c_), ptr_(o.ptr_), bytes_(o.bytes_) { o.ptr_ = 0, o.bytes_ = 0; }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
@@ -50,19 +64,20 @@ class DeviceBuffer {
   std::size_t bytes() const { return bytes_; }
   void upload(const void* src, std::size_t bytes, std::size_t offset = 0);
   void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
+  Context* context() const { return c_; }
 
  private:
+  void release() noexcept;
+  Context* c_ = nullptr;
   api::CUdeviceptr ptr_ = 0;
   std::size_t bytes_ = 0;
 };
 
-class Context;
-
-// Page-locked host memory (cuMemAllocHost), for asynchronous copies to the device.
+// Page-locked host memory (cuMemAllocHost) for a context's asynchronous copies.
 class PinnedBuffer {
  public:
   PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t bytes);
+  PinnedBuffer(Context& c, std::size_t bytes);
   ~PinnedBuffer();
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
@@ -71,6 +86,7 @@ class PinnedBuffer {
   std::size_t bytes() const { return bytes_; }
 
  private:
+  Context* c_ = nullptr;
   void* p_ = nullptr;
   std::size_t bytes_ = 0;
 };
@@ -91,37 +107,61 @@ class Graph {
  private:
   void begin(Context& c);
   void end(Context& c);
+  Context* c_ = nullptr;
   api::CUgraph graph_ = nullptr;
   api::CUgraphExec exec_ = nullptr;
 };
 
 class Context {
  public:
-  // The process's context on device 0; throws BackendUnavailable with the reason when there is none.
-  static Context& get();
+  // A new context on device `index`: the device's primary context (retained), a stream of its own, its own
+  // modules and function handles. Throws BackendUnavailable naming the device and the reason.
+  static std::shared_ptr<Context> open(int index = 0);
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
 
+  int index() const { return index_; }
   const DeviceInfo& info() const { return info_; }
   const Driver& driver() const { return *drv_; }
   api::CUstream stream() const { return stream_; }
   // Makes the context current on the calling thread (every entry point that launches calls it).
   void make_current() const;
   void synchronize() const;
-  // Kernel `name` of embedded module `module`, compiled for this device on first use.
+  // Kernel `name` of embedded module `module`, compiled for this device on first use; the handle is
+  // cached per context (keyed by the two pointers: call with string literals).
   api::CUfunction function(const char* module, const char* name);
   // A cuBLAS handle bound to the stream, created on first use (CudaError when cuBLAS is missing).
   api::cublasHandle cublas_handle();
+  // Per-context state of an op family (cuBLASLt plans, ...): T(Context&) made on first use, destroyed
+  // with the context.
+  template <class T>
+  T& extension() {
+    std::lock_guard lock(mu_);
+    std::shared_ptr<void>& p = extensions_[std::type_index(typeid(T))];
+    if (!p) p = std::make_shared<T>(*this);
+    return *static_cast<T*>(p.get());
+  }
 
  private:
-  Context(const Driver& drv, DeviceInfo info);
+  Context(const Driver& drv, int index, DeviceInfo info);
+  struct PairHash {
+    std::size_t operator()(const std::pair<const char*, const char*>& p) const noexcept {
+      return std::hash<const void*>{}(p.first) * 31 + std::hash<const void*>{}(p.second);
+    }
+  };
   const Driver* drv_;
+  int index_;
   DeviceInfo info_;
   api::CUdevice dev_ = 0;
   api::CUcontext ctx_ = nullptr;
   api::CUstream stream_ = nullptr;
   std::mutex mu_;
   std::map<std::string, api::CUmodule, std::less<>> modules_;
+  std::unordered_map<std::pair<const char*, const char*>, api::CUfunction, PairHash> functions_;
   api::cublasHandle cublas_ = nullptr;
-  DeviceBuffer cublas_workspace_;
+  std::unique_ptr<DeviceBuffer> cublas_workspace_;
+  std::map<std::type_index, std::shared_ptr<void>> extensions_;
 };
 
 template <class Fn>

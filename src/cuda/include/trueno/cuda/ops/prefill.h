@@ -4,8 +4,8 @@
 #pragma once
 #include <cstddef>
 
-#include "cuda/context.h"
-#include "cuda/ops/layer.h"
+#include "trueno/cuda/context.h"
+#include "trueno/cuda/ops/layer.h"
 
 namespace trueno::cuda {
 
@@ -21,7 +21,7 @@ void rope_append_rows(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::C
 
 // Scores (f32) and softmax weights (f16) of one batch, [n_head][T][n_keys] each; grows on demand.
 struct PrefillAttentionScratch {
-  void reserve(std::size_t T, std::size_t n_keys, int n_head);
+  void reserve(Context& c, std::size_t T, std::size_t n_keys, int n_head);
   DeviceBuffer scores, weights;
 };
 

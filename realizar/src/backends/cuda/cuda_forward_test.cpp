@@ -18,7 +18,7 @@ namespace {
 // forward call, ids[split, split + 12) in a second, then the rest one token at a time.
 std::vector<float> cuda_logits(const Model& model, const std::vector<std::int32_t>& ids, const CudaOptions& options,
                                std::size_t split) {
-  const auto s = make_cuda_sequence(model, ids.size(), options);
+  const auto s = test::make_cuda_sequence(model, ids.size(), options);
   std::vector<float> all;
   const auto run = [&](std::span<const std::int32_t> part) {
     s->forward(part, true);
@@ -124,7 +124,7 @@ TEST(CudaGpuForward, Fp8PrefillAgreesWithTheCpu) {
     const auto& [model, ids, V] = std::tie(ref.model, ref.ids, ref.V);
     CudaOptions fp8;
     fp8.prefill = CudaOptions::Prefill::FP8;
-    const auto s = make_cuda_sequence(model, ids.size(), fp8);
+    const auto s = test::make_cuda_sequence(model, ids.size(), fp8);
     s->forward(ids, true);
     const test::RowStats st = test::compare_rows(s->logits().data(), ref.logits.data(), ids.size(), V);
     std::printf("%s, fp8 prefill vs cpu: min cosine %.7f, max |d| %.2e, argmax %zu/%zu\n", name, st.min_cos, st.max_abs, st.agree,

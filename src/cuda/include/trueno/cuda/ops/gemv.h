@@ -4,14 +4,14 @@
 #include <cstddef>
 #include <span>
 
-#include "cuda/context.h"
+#include "trueno/cuda/context.h"
 #include "trueno/quant.h"
 
 namespace trueno::cuda {
 
 // n activations quantized to Q8_K on the device (kernels/quantize_q8_k.cu): q[n], d[n/256], bsums[n/16].
 struct Q8Activations {
-  explicit Q8Activations(std::size_t n);
+  Q8Activations(Context& c, std::size_t n);
   std::size_t n;
   DeviceBuffer q, d, bsums;
 };

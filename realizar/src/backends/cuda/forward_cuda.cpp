@@ -24,9 +24,9 @@
 #include <cstring>
 #include <string_view>
 
-#include "cuda/ops/convert.h"
-#include "cuda/ops/gemm.h"
-#include "model/cuda_sequence.h"
+#include "trueno/cuda/ops/convert.h"
+#include "trueno/cuda/ops/gemm.h"
+#include "backends/cuda/cuda_sequence.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
 
@@ -36,21 +36,21 @@ namespace {
 
 using trueno::QuantType;
 
-DeviceMatrix upload(const Matrix& m, const std::string& name, bool keep_f16) {
+DeviceMatrix upload(cu::Context& c, const Matrix& m, const std::string& name, bool keep_f16) {
   if (!cu::gemv_supports(m.type))
     throw trueno::InvalidArgument(strcat("cuda: tensor '", name, "' is ", trueno::quant_info(m.type).name,
                                          ", which has no CUDA kernel yet (supported: q4_0, q8_0, q4_k, q5_k, q6_k, f16, bf16, f32)"));
-  DeviceMatrix d{m.type, cu::DeviceBuffer(m.data.size()), m.rows, m.cols, {}, std::nullopt};
+  DeviceMatrix d{m.type, cu::DeviceBuffer(c, m.data.size()), m.rows, m.cols, {}, std::nullopt};
   d.data.upload(m.data.data(), m.data.size());
   if (keep_f16 && m.type != QuantType::F32) {
-    d.f16 = cu::DeviceBuffer(m.rows * m.cols * 2);
-    cu::dequantize_f16(cu::Context::get(), m.type, d.data.ptr(), m.rows, m.cols, d.f16.ptr());
+    d.f16 = cu::DeviceBuffer(c, m.rows * m.cols * 2);
+    cu::dequantize_f16(c, m.type, d.data.ptr(), m.rows, m.cols, d.f16.ptr());
   }
   return d;
 }
 
-cu::DeviceBuffer upload(const std::vector<float>& v) {
-  cu::DeviceBuffer b(v.size() * sizeof(float));
+cu::DeviceBuffer upload(cu::Context& c, const std::vector<float>& v) {
+  cu::DeviceBuffer b(c, v.size() * sizeof(float));
   if (!v.empty()) b.upload(v.data(), v.size() * sizeof(float));
   return b;
 }
@@ -62,66 +62,83 @@ bool graphs_enabled() {
 
 }  // namespace
 
-CudaSequence::CudaSequence(const Model& m, std::size_t n_ctx, const CudaOptions& options)
-    : m_(m),
-      c_(m.config()),
-      ctx_(cu::Context::get()),
-      options_(options),
+CudaWeights::CudaWeights(const Model& m, const trueno::Device& device, const CudaOptions& o)
+    : m_(m), ctx(cu::Context::open(device.index)), options(o) {
+  const Config& c = m.config();
+  cu::Context& x = *ctx;
+  const bool f16 = o.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
+  for (std::size_t l = 0; l < c.n_layer; ++l) {
+    const LayerWeights& w = m.layers[l];
+    const std::string p = strcat("blk.", l, ".");
+    layers.push_back({upload(x, w.attn_norm), upload(x, w.ffn_norm), upload(x, w.bq), upload(x, w.bk), upload(x, w.bv),
+                      upload(x, w.wq, p + "attn_q.weight", f16), upload(x, w.wk, p + "attn_k.weight", f16),
+                      upload(x, w.wv, p + "attn_v.weight", f16), upload(x, w.wo, p + "attn_output.weight", f16),
+                      upload(x, w.gate, p + "ffn_gate.weight", f16), upload(x, w.up, p + "ffn_up.weight", f16),
+                      upload(x, w.down, p + "ffn_down.weight", f16)});
+  }
+  output = upload(x, m.output, "output.weight", f16);
+  if (o.prefill == CudaOptions::Prefill::FP8) to_fp8();
+  output_norm = upload(x, m.output_norm);
+  rope_freqs = upload(x, m.rope_freqs);
+  rope = {static_cast<int>(c.head_dim), static_cast<int>(c.rope_dim), std::pow(c.rope_base, -2.0f / static_cast<float>(c.rope_dim)),
+          m.rope_freqs.empty() ? 0 : rope_freqs.ptr(), c.rope_neox};
+}
+
+std::unique_ptr<Sequence> CudaWeights::new_sequence(std::size_t n_ctx) const {
+  return std::make_unique<CudaSequence>(shared_from_this(), n_ctx);
+}
+
+CudaSequence::CudaSequence(std::shared_ptr<const CudaWeights> weights, std::size_t n_ctx)
+    : w_(std::move(weights)),
+      m_(w_->model()),
+      c_(m_.config()),
+      ctx_(*w_->ctx),
+      options_(w_->options),
       n_ctx_(n_ctx),
       kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim),
+      layers_(w_->layers),
+      output_(w_->output),
+      output_norm_(w_->output_norm),
+      rope_(w_->rope),
       use_graphs_(graphs_enabled()) {
   if (n_ctx == 0) throw trueno::InvalidArgument("session: context size must be at least 1");
   if (n_ctx > static_cast<std::size_t>(cu::kMaxAttentionPositions))
     throw trueno::InvalidArgument(strcat("cuda: a context of ", n_ctx, " positions exceeds the ", cu::kMaxAttentionPositions,
                                          " the decode attention kernel supports yet"));
-  const bool f16 = options.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
-  for (std::size_t l = 0; l < c_.n_layer; ++l) {
-    const LayerWeights& w = m.layers[l];
-    const std::string p = strcat("blk.", l, ".");
-    layers_.push_back({upload(w.attn_norm), upload(w.ffn_norm), upload(w.bq), upload(w.bk), upload(w.bv),
-                       upload(w.wq, p + "attn_q.weight", f16), upload(w.wk, p + "attn_k.weight", f16),
-                       upload(w.wv, p + "attn_v.weight", f16), upload(w.wo, p + "attn_output.weight", f16),
-                       upload(w.gate, p + "ffn_gate.weight", f16), upload(w.up, p + "ffn_up.weight", f16),
-                       upload(w.down, p + "ffn_down.weight", f16)});
-  }
-  output_ = upload(m.output, "output.weight", f16);
-  if (options.prefill == CudaOptions::Prefill::FP8) to_fp8();
-  output_norm_ = upload(m.output_norm);
-  rope_freqs_ = upload(m.rope_freqs);
+  const bool f16 = options_.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
+  cu::Context& x = ctx_;
   const std::size_t kv = std::size_t{c_.n_layer} * n_ctx * kv_row_ * sizeof(std::uint16_t);
-  k_cache_ = cu::DeviceBuffer(kv), v_cache_ = cu::DeviceBuffer(kv);
+  k_cache_ = cu::DeviceBuffer(x, kv), v_cache_ = cu::DeviceBuffer(x, kv);
   const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim;
-  x_ = cu::DeviceBuffer(d * 4), xn_ = cu::DeviceBuffer(d * 4), q_ = cu::DeviceBuffer(qd * 4);
-  k_ = cu::DeviceBuffer(kv_row_ * 4), v_ = cu::DeviceBuffer(kv_row_ * 4), att_ = cu::DeviceBuffer(qd * 4);
-  gate_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4), up_ = cu::DeviceBuffer(std::size_t{c_.n_ff} * 4);
-  logits_dev_ = cu::DeviceBuffer(std::size_t{c_.n_vocab} * 4);
-  if (f16) x16_ = cu::DeviceBuffer(std::max({d, qd, std::size_t{c_.n_ff}}) * 2);
-  if (d % 256 == 0 && qd == d) xq_embd_.emplace(d);
-  if (c_.n_ff % 256 == 0) xq_ff_.emplace(c_.n_ff);
-  pos_dev_ = cu::DeviceBuffer(sizeof(int));
-  attention_.emplace(static_cast<int>(n_ctx), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim));
-  staging_ = cu::PinnedBuffer(d * sizeof(float) + sizeof(int));
-  rope_ = {static_cast<int>(c_.head_dim), static_cast<int>(c_.rope_dim),
-           std::pow(c_.rope_base, -2.0f / static_cast<float>(c_.rope_dim)), m.rope_freqs.empty() ? 0 : rope_freqs_.ptr(),
-           c_.rope_neox};
+  x_ = cu::DeviceBuffer(x, d * 4), xn_ = cu::DeviceBuffer(x, d * 4), q_ = cu::DeviceBuffer(x, qd * 4);
+  k_ = cu::DeviceBuffer(x, kv_row_ * 4), v_ = cu::DeviceBuffer(x, kv_row_ * 4), att_ = cu::DeviceBuffer(x, qd * 4);
+  gate_ = cu::DeviceBuffer(x, std::size_t{c_.n_ff} * 4), up_ = cu::DeviceBuffer(x, std::size_t{c_.n_ff} * 4);
+  logits_dev_ = cu::DeviceBuffer(x, std::size_t{c_.n_vocab} * 4);
+  if (f16) x16_ = cu::DeviceBuffer(x, std::max({d, qd, std::size_t{c_.n_ff}}) * 2);
+  if (d % 256 == 0 && qd == d) xq_embd_.emplace(x, d);
+  if (c_.n_ff % 256 == 0) xq_ff_.emplace(x, c_.n_ff);
+  pos_dev_ = cu::DeviceBuffer(x, sizeof(int));
+  attention_.emplace(x, static_cast<int>(n_ctx), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim));
+  staging_ = cu::PinnedBuffer(x, d * sizeof(float) + sizeof(int));
 }
 
 // Every matrix as scaled E4M3 (Note [FP8 prefill], prefill_cuda.cpp), through f16 (the dequantizers' output).
-void CudaSequence::to_fp8() {
+void CudaWeights::to_fp8() {
+  cu::Context& ctx_ = *ctx;
   std::vector<DeviceMatrix*> all;
   const auto take = [&](DeviceMatrix* w) {
     if (w->rows % 16 == 0 && w->cols % 16 == 0) all.push_back(w);
   };
-  for (DeviceLayer& l : layers_)
+  for (DeviceLayer& l : layers)
     for (DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) take(w);
-  take(&output_);
+  take(&output);
   std::size_t most = 0;
   for (const DeviceMatrix* w : all) most = std::max(most, w->rows * w->cols);
   if (all.empty()) return;
-  cu::DeviceBuffer scratch(most * 2);
+  cu::DeviceBuffer scratch(ctx_, most * 2);
   for (DeviceMatrix* w : all) {
     const std::size_t n = w->rows * w->cols;
-    w->fp8.emplace(n);
+    w->fp8.emplace(ctx_, n);
     if (w->type == QuantType::F32) {
       cu::quantize_fp8_f32(ctx_, w->data.ptr(), n, *w->fp8);
     } else {
@@ -132,11 +149,11 @@ void CudaSequence::to_fp8() {
   ctx_.synchronize();  // the scratch is freed on return
 }
 
-std::string CudaSequence::backend_name() const {
-  std::string name = "cuda";
-  if (options_.decode_gemv == CudaOptions::DecodeGemv::CublasF16) name += "/cublas-f16";
-  if (options_.prefill == CudaOptions::Prefill::FP8) name += "/fp8-prefill";
-  if (options_.prefill == CudaOptions::Prefill::TokenByToken) name += "/token-prefill";
+std::string CudaWeights::backend_name() const {
+  std::string name = ctx->index() == 0 ? "cuda" : strcat("cuda:", ctx->index());
+  if (options.decode_gemv == CudaOptions::DecodeGemv::CublasF16) name += "/cublas-f16";
+  if (options.prefill == CudaOptions::Prefill::FP8) name += "/fp8-prefill";
+  if (options.prefill == CudaOptions::Prefill::TokenByToken) name += "/token-prefill";
   return name;
 }
 
@@ -258,7 +275,7 @@ void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits
     if (id < 0 || static_cast<std::uint32_t>(id) >= c_.n_vocab)
       throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
   logits_.resize((all_logits ? T : 1) * V);
-  cu::Context::get().make_current();
+  ctx_.make_current();
   if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported()) {
     prefill(tokens, all_logits, logits_.data());
     return;
@@ -271,8 +288,13 @@ void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits
 
 }  // namespace cuda_forward
 
-std::unique_ptr<Sequence> make_cuda_sequence(const Model& m, std::size_t n_ctx, const CudaOptions& options) {
-  return std::make_unique<cuda_forward::CudaSequence>(m, n_ctx, options);
+std::shared_ptr<DeviceWeights> upload_cuda_weights(const Model& m, const trueno::Device& device, const CudaOptions& options) {
+  return std::make_shared<cuda_forward::CudaWeights>(m, device, options);
+}
+
+std::string cuda_identity(const trueno::Device& device, const CudaOptions& options) {
+  return strcat(trueno::cuda::status(device.index).text, "\n", trueno::cuda::kernels_identity(), "\ndecode ", static_cast<int>(options.decode_gemv), " prefill ",
+                static_cast<int>(options.prefill));
 }
 
 CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s) {

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstddef>
 
-#include "cuda/context.h"
+#include "trueno/cuda/context.h"
 
 namespace trueno::cuda {
 
@@ -33,7 +33,7 @@ constexpr int kMaxAttentionPositions = 16 * 1024;
 
 // Scratch of attention_decode for a context of n_ctx positions and n_head heads of size hd.
 struct AttentionScratch {
-  AttentionScratch(int n_ctx, int n_head, int hd);
+  AttentionScratch(Context& c, int n_ctx, int n_head, int hd);
   int n_ctx, n_chunks;
   DeviceBuffer scores, max_sum, partial;
 };

@@ -3,7 +3,7 @@
 #pragma once
 #include <cstddef>
 
-#include "cuda/context.h"
+#include "trueno/cuda/context.h"
 #include "trueno/quant.h"
 
 namespace trueno::cuda {

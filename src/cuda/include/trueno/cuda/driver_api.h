@@ -175,6 +175,7 @@ constexpr int kLtPrefMaxWorkspaceBytes = 1;                       // cublasLtMat
 
 #define TRUENO_CUBLASLT_FUNCTIONS(X)                                                                          \
   X(cublasStatus, create, "cublasLtCreate", (cublasLtHandle * handle))                                        \
+  X(cublasStatus, destroy, "cublasLtDestroy", (cublasLtHandle handle))                                        \
   X(const char*, status_string, "cublasLtGetStatusString", (cublasStatus s))                                  \
   X(std::size_t, version, "cublasLtGetVersion", ())                                                           \
   X(cublasStatus, desc_create, "cublasLtMatmulDescCreate", (cublasLtMatmulDesc * desc, int compute, int scale_type)) \

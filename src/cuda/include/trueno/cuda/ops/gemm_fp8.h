@@ -3,14 +3,14 @@
 #pragma once
 #include <cstddef>
 
-#include "cuda/context.h"
+#include "trueno/cuda/context.h"
 
 namespace trueno::cuda {
 
 // n E4M3 values and their tensor's scale: value i is data[i] * scale.
 struct Fp8Tensor {
   Fp8Tensor() = default;
-  explicit Fp8Tensor(std::size_t n);
+  Fp8Tensor(Context& c, std::size_t n);
   std::size_t n = 0;
   DeviceBuffer data;
   // Bytes [0, 4): the scale (f32), at the allocation's start: cuBLASLt's kernels take scale pointers with

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "cuda/driver_api.h"
+#include "trueno/cuda/driver_api.h"
 #include "trueno/error.h"
 
 namespace trueno::cuda {

@@ -20,9 +20,9 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "cuda/ops/convert.h"
-#include "cuda/ops/gemm.h"
-#include "model/cuda_sequence.h"
+#include "trueno/cuda/ops/convert.h"
+#include "trueno/cuda/ops/gemm.h"
+#include "backends/cuda/cuda_sequence.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
 
@@ -52,7 +52,7 @@ std::size_t CudaSequence::prefill_chunk() const {
 
 void CudaSequence::reserve_prefill(std::size_t T, bool all_logits) {
   const std::size_t V = c_.n_vocab;
-  if (all_logits && pre_.logits.bytes() < T * V * 4) pre_.logits = cu::DeviceBuffer(), pre_.logits = cu::DeviceBuffer(T * V * 4);
+  if (all_logits && pre_.logits.bytes() < T * V * 4) pre_.logits = cu::DeviceBuffer(), pre_.logits = cu::DeviceBuffer(ctx_, T * V * 4);
   if (w16_.bytes() == 0) {
     std::size_t most = 0;
     const auto need = [&](const DeviceMatrix& w) {
@@ -61,20 +61,20 @@ void CudaSequence::reserve_prefill(std::size_t T, bool all_logits) {
     for (const DeviceLayer& l : layers_)
       for (const DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) need(*w);
     need(output_);
-    if (most != 0) w16_ = cu::DeviceBuffer(most);
+    if (most != 0) w16_ = cu::DeviceBuffer(ctx_, most);
   }
   if (pre_.T >= T) return;
   pre_.x = cu::DeviceBuffer(), pre_.xn = cu::DeviceBuffer(), pre_.q = cu::DeviceBuffer(), pre_.k = cu::DeviceBuffer();
   pre_.v = cu::DeviceBuffer(), pre_.q16 = cu::DeviceBuffer(), pre_.att = cu::DeviceBuffer(), pre_.gate = cu::DeviceBuffer();
   pre_.up = cu::DeviceBuffer(), pre_.x16 = cu::DeviceBuffer();
   const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim, ff = c_.n_ff;
-  pre_.x = cu::DeviceBuffer(T * d * 4), pre_.xn = cu::DeviceBuffer(T * d * 4);
-  pre_.q = cu::DeviceBuffer(T * qd * 4), pre_.att = cu::DeviceBuffer(T * qd * 4), pre_.q16 = cu::DeviceBuffer(T * qd * 2);
-  pre_.k = cu::DeviceBuffer(T * kv_row_ * 4), pre_.v = cu::DeviceBuffer(T * kv_row_ * 4);
-  pre_.gate = cu::DeviceBuffer(T * ff * 4), pre_.up = cu::DeviceBuffer(T * ff * 4);
-  pre_.x16 = cu::DeviceBuffer(T * std::max({d, qd, ff}) * 2);
-  if (options_.prefill == CudaOptions::Prefill::FP8) pre_.x8.emplace(T * std::max({d, qd, ff}));
-  pre_.staging = cu::PinnedBuffer(T * d * 4);
+  pre_.x = cu::DeviceBuffer(ctx_, T * d * 4), pre_.xn = cu::DeviceBuffer(ctx_, T * d * 4);
+  pre_.q = cu::DeviceBuffer(ctx_, T * qd * 4), pre_.att = cu::DeviceBuffer(ctx_, T * qd * 4), pre_.q16 = cu::DeviceBuffer(ctx_, T * qd * 2);
+  pre_.k = cu::DeviceBuffer(ctx_, T * kv_row_ * 4), pre_.v = cu::DeviceBuffer(ctx_, T * kv_row_ * 4);
+  pre_.gate = cu::DeviceBuffer(ctx_, T * ff * 4), pre_.up = cu::DeviceBuffer(ctx_, T * ff * 4);
+  pre_.x16 = cu::DeviceBuffer(ctx_, T * std::max({d, qd, ff}) * 2);
+  if (options_.prefill == CudaOptions::Prefill::FP8) pre_.x8.emplace(ctx_, T * std::max({d, qd, ff}));
+  pre_.staging = cu::PinnedBuffer(ctx_, T * d * 4);
   pre_.T = T;
 }
 

@@ -1,0 +1,57 @@
+// realizar's forward passes per device kind (model.h: has_forward, upload_weights, device_identity). The
+// generated list names the kinds that trueno built and realizar has a folder for (Note [Backend list]).
+#include <string>
+
+#include "realizar/model.h"
+#include "trueno/error.h"
+#include "util/strcat.h"
+
+#define REALIZAR_BACKEND(Enum, folder)                                                                            \
+  namespace realizar {                                                                                            \
+  std::shared_ptr<DeviceWeights> upload_##folder##_weights(const Model&, const trueno::Device&, const CudaOptions&); \
+  std::string folder##_identity(const trueno::Device&, const CudaOptions&);                                      \
+  }
+#include "realizar_built_backends.inc"
+#undef REALIZAR_BACKEND
+
+namespace realizar {
+
+bool has_forward(trueno::DeviceKind k) {
+  switch (k) {
+#define REALIZAR_BACKEND(Enum, folder) \
+  case trueno::DeviceKind::Enum:       \
+    return true;
+#include "realizar_built_backends.inc"
+#undef REALIZAR_BACKEND
+    default:
+      return false;
+  }
+}
+
+std::shared_ptr<DeviceWeights> upload_weights(const Model& m, const trueno::Device& device, const CudaOptions& options) {
+  trueno::require_available(device);
+  switch (device.kind) {
+#define REALIZAR_BACKEND(Enum, folder) \
+  case trueno::DeviceKind::Enum:       \
+    return upload_##folder##_weights(m, device, options);
+#include "realizar_built_backends.inc"
+#undef REALIZAR_BACKEND
+    default:
+      throw trueno::BackendUnavailable(strcat("device ", device.str(), ": realizar has no ", trueno::name(device.kind),
+                                              " forward pass in this build"));
+  }
+}
+
+std::string device_identity(const trueno::Device& device, const CudaOptions& options) {
+  switch (device.kind) {
+#define REALIZAR_BACKEND(Enum, folder) \
+  case trueno::DeviceKind::Enum:       \
+    return folder##_identity(device, options);
+#include "realizar_built_backends.inc"
+#undef REALIZAR_BACKEND
+    default:
+      return {};
+  }
+}
+
+}  // namespace realizar
