@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On the GPU machine: the whole test suite (not only the GPU subsets), once more with a fake second device,
+# the parity table, and decode/prefill speed on a synthesized 7B Q4_K_M. Built here, carried there:
+#   bash scripts/device_check.sh --bundle   (here: packs build/release executables + test data into .device/)
+#   bash scripts/device_check.sh            (there, with .device carried; logs under $OUT when set)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [ "${1:-}" = "--bundle" ]; then
+  rm -rf .device && mkdir -p .device
+  bash ../shared/tools/device-bundle.sh .device/bundle build/release/tests/trueno_tests build/release/tests/realizar_tests \
+    build/release/realizar/realizar >/dev/null
+  cp -r "${TRUENO_TESTDATA_DIR:-../shared/testdata}" .device/testdata
+  du -sh .device
+  exit 0
+fi
+out=${OUT:-/tmp/device_check}; mkdir -p "$out"
+B=.device/bundle
+export LD_LIBRARY_PATH=$PWD/$B/lib TRUENO_TESTDATA_DIR=$PWD/.device/testdata TRUENO_CONTRACTS_DIR=$PWD/contracts REALIZAR_PARITY_CACHE=off
+nvidia-smi -L
+status=0
+for t in trueno_tests realizar_tests; do
+  $B/bin/$t --gtest_brief=1 >"$out/$t.log" 2>&1 || status=1
+  echo "$t: $(grep -E '^\[  (PASSED|FAILED) ' "$out/$t.log" | tr '\n' ' ')"; grep -E '^\[  FAILED  \] [A-Z]' "$out/$t.log" | head
+done
+# A fake second device beside the real one: tests that assume one device or none fail here.
+TRUENO_FAKE_DEVICE=cuda $B/bin/trueno_tests --gtest_brief=1 "--gtest_filter=-Contract*:KernelContract*:CudaGpu*" >"$out/fake.log" 2>&1 || status=1
+echo "fake device: $(grep -E '^\[  (PASSED|FAILED) ' "$out/fake.log" | tr '\n' ' ')"
+$B/bin/realizar backends
+$B/bin/realizar run -m models/stories260K.gguf -p "Once upon a time" -n 40 --temp 0 2>&1 | tail -4
+$B/bin/realizar parity -m .device/testdata/models/tiny2-qwen2-q4_k_m.gguf | tail -3
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  $B/bin/realizar synth --preset llama-7b --quant q4_k_m --out /tmp/7b.gguf >/dev/null 2>&1
+  $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b.log" | tail -4
+fi
+exit $status
