@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "realizar/gguf.h"
+#include "realizar/kv_cache.h"
 #include "trueno/backend.h"
 #include "trueno/device.h"
 
@@ -83,28 +84,63 @@ class Sequence {
   virtual std::string backend_name() const = 0;
 };
 
-// The CPU sequence (trueno's CPU kernels, the backend trueno selects): the prompt as one batch.
+// One row of a CPU forward step: a token at its position, and the cache it reads and appends to.
+struct Row {
+  std::int32_t token = 0;
+  std::size_t pos = 0;
+  KvCache* cache = nullptr;
+};
+
+// The CPU pass's activations for T rows, reused across steps.
+struct CpuScratch {
+  std::vector<float> x, xn, q, k_new, v_new, att, proj, gate, up, logits;  // [T][.]
+  std::vector<float> kf, vf;  // one cache's layer widened to f32 for attention
+};
+
+// The CPU sequence (trueno's CPU kernels, the tier trueno selects): the prompt as one batch.
 class Session final : public Sequence {
  public:
+  // A sequence with a KV cache of its own (n_ctx positions, allocated now).
   Session(const Model& m, std::size_t n_ctx);
+  // A sequence of up to n_ctx positions whose KV blocks come from a shared pool as it grows (Note [Paged
+  // KV cache]); forward() throws OutOfKvBlocks when the pool runs out, with nothing advanced.
+  Session(const Model& m, std::size_t n_ctx, std::shared_ptr<KvPool> pool);
   std::size_t n_ctx() const override { return n_ctx_; }
   std::size_t pos() const override { return pos_; }
-  void reset() override { pos_ = 0; }
-  std::size_t kv_bytes() const override { return (k_.size() + v_.size()) * sizeof(std::uint16_t); }
+  void reset() override;
+  std::size_t kv_bytes() const override { return cache_.bytes(); }
   void forward(std::span<const std::int32_t> tokens, bool all_logits = false) override;
   std::span<const float> logits() const override { return logits_; }
   std::string backend_name() const override;
+  const KvCache& kv_cache() const { return cache_; }
 
  private:
+  friend class CpuBatch;
   const Model& m_;
   const Config& c_;
   std::size_t n_ctx_, pos_ = 0;
-  std::vector<std::uint16_t> k_, v_;  // f16 [n_layer][n_ctx][n_head_kv * head_dim] (Note [F16 attention])
-  std::vector<float> kf_, vf_;         // one layer's cache widened to f32 for the attention of a batch
-  std::vector<float> x_, xn_, q_, k_new_, v_new_, att_, proj_, gate_, up_, logits_;
+  KvCache cache_;  // f16 (Note [F16 attention])
+  CpuScratch w_;
+  std::vector<Row> rows_;
+  std::vector<float> logits_;
+};
 
-  void attention(std::size_t layer, std::size_t T);
-  void rope(float* v, std::size_t n_heads, std::size_t pos) const;
+// Note [Batched step]
+// One forward over many CPU sequences, one token each at its own position: every matrix is read once for
+// all rows (quant_matmul, whose rows equal quant_matvec's bit for bit), each row's attention reads its own
+// cache. So a sequence's logits are the same whether it steps alone or in any batch, bit for bit (tested),
+// and sequences may join and leave between steps. The sequences must share the model.
+class CpuBatch {
+ public:
+  explicit CpuBatch(const Model& m);
+  // tokens[i] goes to seqs[i] at seqs[i]->pos(); afterwards seqs[i]->logits() holds its row's logits. Throws
+  // (nothing advanced) on a full or repeated sequence, a token outside the vocabulary, or OutOfKvBlocks.
+  void step(std::span<Session* const> seqs, std::span<const std::int32_t> tokens);
+
+ private:
+  const Model& m_;
+  CpuScratch w_;
+  std::vector<Row> rows_;
 };
 
 // How the CUDA sequence multiplies (the commands' --decode-gemv and --prefill-precision).

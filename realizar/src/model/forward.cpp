@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "realizar/kv_cache.h"
 #include "realizar/model.h"
 #include "trueno/ops.h"
 #include "trueno/quant.h"
@@ -75,18 +76,36 @@ void add_bias(std::vector<float>& y, const std::vector<float>& b, std::size_t T)
 
 }  // namespace
 
-Session::Session(const Model& m, std::size_t n_ctx) : m_(m), c_(m.config()), n_ctx_(n_ctx) {
+namespace {
+
+std::shared_ptr<KvPool> own_pool(const Model& m, std::size_t n_ctx) {
   if (n_ctx == 0) throw trueno::InvalidArgument("session: context size must be at least 1");
-  const std::size_t kv = std::size_t{c_.n_layer} * n_ctx * c_.n_head_kv * c_.head_dim;
-  k_.assign(kv, 0);
-  v_.assign(kv, 0);
+  return std::make_shared<KvPool>(m.config(), n_ctx, 1);  // one block: the whole context
+}
+
+}  // namespace
+
+Session::Session(const Model& m, std::size_t n_ctx) : Session(m, n_ctx, own_pool(m, n_ctx)) { cache_.reserve(n_ctx); }
+
+Session::Session(const Model& m, std::size_t n_ctx, std::shared_ptr<KvPool> pool)
+    : m_(m), c_(m.config()), n_ctx_(n_ctx), cache_(std::move(pool)) {
+  if (n_ctx == 0) throw trueno::InvalidArgument("session: context size must be at least 1");
+}
+
+void Session::reset() {
+  pos_ = 0;
+  if (cache_.pool().total_blocks() > 1) cache_.release();  // a shared pool gets the blocks back
 }
 
 // Rotates each head's first rope_dim values by position-dependent angles theta_i = pos * base^(-2i/rope_dim)
 // (divided by rope_freqs[i] when present); pairs (2i, 2i+1) for llama, (i, i + rope_dim/2) for NEOX.
 // The angles are computed as the reference engine does, in float by repeated multiplication
 // (theta_{i+1} = theta_i * base^(-2/rope_dim)), so that q and k round to f16 the same way (Note [F16 attention]).
-void Session::rope(float* v, std::size_t n_heads, std::size_t pos) const {
+namespace {
+
+void rope(const Model& m, float* v, std::size_t n_heads, std::size_t pos) {
+  const Config& c_ = m.config();
+  const Model& m_ = m;
   const std::size_t half = c_.rope_dim / 2;
   const float theta_scale = std::pow(c_.rope_base, -2.0f / static_cast<float>(c_.rope_dim));
   float theta = static_cast<float>(pos);
@@ -103,86 +122,133 @@ void Session::rope(float* v, std::size_t n_heads, std::size_t pos) const {
   }
 }
 
-// att[T][n_head * hd]: for token t (position pos_ + t) and head h, softmax(q . k_j / sqrt(hd)) over
-// j <= pos_ + t, times v_j. Heads x tokens are split across the thread pool.
-void Session::attention(std::size_t layer, std::size_t T) {
-  const std::size_t hd = c_.head_dim, nh = c_.n_head, group = c_.n_head / c_.n_head_kv;
-  const std::size_t kv_row = std::size_t{c_.n_head_kv} * hd, n_all = pos_ + T;
-  const std::size_t base = layer * n_ctx_ * kv_row;
-  kf_.resize(n_all * kv_row), vf_.resize(n_all * kv_row);
-  ops::f16_to_f32(std::span(k_).subspan(base, n_all * kv_row), kf_);
-  ops::f16_to_f32(std::span(v_).subspan(base, n_all * kv_row), vf_);
-  att_.resize(T * nh * hd);
+// att[T][n_head * hd]: for row t (position rows[t].pos) and head h, softmax(q . k_j / sqrt(hd)) over
+// j <= pos, times v_j, reading row t's cache. Consecutive rows of one cache (a prompt batch) widen it
+// once; heads x rows are split across the thread pool.
+void attention(const Model& m, std::size_t layer, std::span<const Row> rows, CpuScratch& w) {
+  const Config& c_ = m.config();
+  const std::size_t T = rows.size(), hd = c_.head_dim, nh = c_.n_head, group = c_.n_head / c_.n_head_kv;
+  const std::size_t kv_row = std::size_t{c_.n_head_kv} * hd;
+  w.att.resize(T * nh * hd);
   const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  trueno::parallel_for(T * nh, [&](std::size_t task) {
-    const std::size_t t = task / nh, h = task % nh, kvh = h / group, n = pos_ + t + 1;
-    thread_local std::vector<float> s, qh;
-    thread_local std::vector<std::uint16_t> half;
-    s.resize(n), qh.resize(hd), half.resize(std::max(n, hd));
-    ops::f32_to_f16(std::span(q_).subspan((t * nh + h) * hd, hd), std::span(half).first(hd));
-    ops::f16_to_f32(std::span(half).first(hd), qh);
-    // scores = K_h q / sqrt(hd) and out = s V_h as one matrix op each (a dot call per position cost
-    // more than the arithmetic at long prompts: 4M calls per layer at T = 512).
-    ops::matvec(n, hd, kf_.data() + kvh * hd, kv_row, qh, s);
-    ops::scale(s, scale, s);
-    ops::softmax(s, s);
-    ops::f32_to_f16(s, std::span(half).first(n));
-    ops::f16_to_f32(std::span(half).first(n), s);
-    ops::matmul(1, hd, n, s.data(), n, vf_.data() + kvh * hd, kv_row, att_.data() + (t * nh + h) * hd, hd);
-  });
+  for (std::size_t r0 = 0; r0 < T;) {
+    std::size_t r1 = r0 + 1, n_all = rows[r0].pos + 1;
+    while (r1 < T && rows[r1].cache == rows[r0].cache) n_all = std::max(n_all, rows[r1].pos + 1), ++r1;
+    w.kf.resize(n_all * kv_row), w.vf.resize(n_all * kv_row);
+    rows[r0].cache->widen(layer, n_all, w.kf.data(), w.vf.data());
+    trueno::parallel_for((r1 - r0) * nh, [&](std::size_t task) {
+      const std::size_t t = r0 + task / nh, h = task % nh, kvh = h / group, n = rows[t].pos + 1;
+      thread_local std::vector<float> s, qh;
+      thread_local std::vector<std::uint16_t> half;
+      s.resize(n), qh.resize(hd), half.resize(std::max(n, hd));
+      ops::f32_to_f16(std::span(w.q).subspan((t * nh + h) * hd, hd), std::span(half).first(hd));
+      ops::f16_to_f32(std::span(half).first(hd), qh);
+      // scores = K_h q / sqrt(hd) and out = s V_h as one matrix op each (a dot call per position cost
+      // more than the arithmetic at long prompts: 4M calls per layer at T = 512).
+      ops::matvec(n, hd, w.kf.data() + kvh * hd, kv_row, qh, s);
+      ops::scale(s, scale, s);
+      ops::softmax(s, s);
+      ops::f32_to_f16(s, std::span(half).first(n));
+      ops::f16_to_f32(std::span(half).first(n), s);
+      ops::matmul(1, hd, n, s.data(), n, w.vf.data() + kvh * hd, kv_row, w.att.data() + (t * nh + h) * hd, hd);
+    });
+    r0 = r1;
+  }
 }
 
-void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
-  const std::size_t T = tokens.size(), d = c_.n_embd;
-  if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
-  if (pos_ + T > n_ctx_)
-    throw trueno::InvalidArgument(strcat("forward: ", pos_, " + ", T, " tokens exceed the context size ", n_ctx_));
-  x_.resize(T * d);
+// The forward pass over rows (tokens at their positions, each with its cache, already reserved):
+// logits of rows [first_logits, T) into w.logits.
+void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_logits, CpuScratch& w) {
+  const Config& c_ = m.config();
+  const std::size_t T = rows.size(), d = c_.n_embd;
+  w.x.resize(T * d);
   for (std::size_t t = 0; t < T; ++t) {
-    const auto id = tokens[t];
-    if (id < 0 || static_cast<std::uint32_t>(id) >= c_.n_vocab)
-      throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
-    const Matrix& e = m_.token_embd;
+    const Matrix& e = m.token_embd;
     const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols);
-    trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(id) * rb, rb), e.cols),
-                       std::span(x_).subspan(t * d, d));
+    trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(rows[t].token) * rb, rb), e.cols),
+                       std::span(w.x).subspan(t * d, d));
   }
   const std::size_t kv_row = std::size_t{c_.n_head_kv} * c_.head_dim;
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
-    const LayerWeights& w = m_.layers[l];
-    rmsnorm_rows(x_, w.attn_norm, c_.rms_eps, T, xn_);
-    linear(w.wq, xn_, T, q_), add_bias(q_, w.bq, T);
-    linear(w.wk, xn_, T, k_new_), add_bias(k_new_, w.bk, T);
-    linear(w.wv, xn_, T, v_new_), add_bias(v_new_, w.bv, T);
+    const LayerWeights& lw = m.layers[l];
+    rmsnorm_rows(w.x, lw.attn_norm, c_.rms_eps, T, w.xn);
+    linear(lw.wq, w.xn, T, w.q), add_bias(w.q, lw.bq, T);
+    linear(lw.wk, w.xn, T, w.k_new), add_bias(w.k_new, lw.bk, T);
+    linear(lw.wv, w.xn, T, w.v_new), add_bias(w.v_new, lw.bv, T);
     for (std::size_t t = 0; t < T; ++t) {
-      rope(q_.data() + t * c_.n_head * c_.head_dim, c_.n_head, pos_ + t);
-      rope(k_new_.data() + t * kv_row, c_.n_head_kv, pos_ + t);
+      rope(m, w.q.data() + t * c_.n_head * c_.head_dim, c_.n_head, rows[t].pos);
+      rope(m, w.k_new.data() + t * kv_row, c_.n_head_kv, rows[t].pos);
+      ops::f32_to_f16(std::span(w.k_new).subspan(t * kv_row, kv_row), std::span(rows[t].cache->k(l, rows[t].pos), kv_row));
+      ops::f32_to_f16(std::span(w.v_new).subspan(t * kv_row, kv_row), std::span(rows[t].cache->v(l, rows[t].pos), kv_row));
     }
-    const std::size_t at = (l * n_ctx_ + pos_) * kv_row;
-    ops::f32_to_f16(std::span(k_new_).first(T * kv_row), std::span(k_).subspan(at, T * kv_row));
-    ops::f32_to_f16(std::span(v_new_).first(T * kv_row), std::span(v_).subspan(at, T * kv_row));
-    attention(l, T);
-    linear(w.wo, att_, T, proj_);
-    ops::add(x_, proj_, x_);
+    attention(m, l, rows, w);
+    linear(lw.wo, w.att, T, w.proj);
+    ops::add(w.x, w.proj, w.x);
 
-    rmsnorm_rows(x_, w.ffn_norm, c_.rms_eps, T, xn_);
-    if (T == 1 && w.gate.type == w.up.type) {
-      gate_.resize(c_.n_ff);
-      trueno::quant_gate_up_swiglu(w.gate.type, w.gate.data, w.up.data, c_.n_ff, d, std::span(xn_).first(d), gate_);
-    } else {
-      linear(w.gate, xn_, T, gate_);
-      linear(w.up, xn_, T, up_);
-      ops::swiglu(gate_, up_, gate_);
+    rmsnorm_rows(w.x, lw.ffn_norm, c_.rms_eps, T, w.xn);
+    if (T == 1 && lw.gate.type == lw.up.type) {
+      w.gate.resize(c_.n_ff);
+      trueno::quant_gate_up_swiglu(lw.gate.type, lw.gate.data, lw.up.data, c_.n_ff, d, std::span(w.xn).first(d), w.gate);
+    } else {  // the same products and the same swiglu kernel as the fused call: equal bit for bit
+      linear(lw.gate, w.xn, T, w.gate);
+      linear(lw.up, w.xn, T, w.up);
+      ops::swiglu(w.gate, w.up, w.gate);
     }
-    linear(w.down, gate_, T, proj_);
-    ops::add(x_, proj_, x_);
+    linear(lw.down, w.gate, T, w.proj);
+    ops::add(w.x, w.proj, w.x);
   }
+  const std::size_t n = T - first_logits;
+  std::vector<float> last(w.x.begin() + first_logits * d, w.x.end());
+  rmsnorm_rows(last, m.output_norm, c_.rms_eps, n, w.xn);
+  linear(m.output, w.xn, n, w.logits);
+}
+
+void check_tokens(const Config& c, std::span<const std::int32_t> tokens) {
+  for (const auto id : tokens)
+    if (id < 0 || static_cast<std::uint32_t>(id) >= c.n_vocab)
+      throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c.n_vocab, ")"));
+}
+
+}  // namespace
+
+void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
+  const std::size_t T = tokens.size();
+  if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
+  if (pos_ + T > n_ctx_)
+    throw trueno::InvalidArgument(strcat("forward: ", pos_, " + ", T, " tokens exceed the context size ", n_ctx_));
+  check_tokens(c_, tokens);
+  cache_.reserve(pos_ + T);
+  rows_.resize(T);
+  for (std::size_t t = 0; t < T; ++t) rows_[t] = {tokens[t], pos_ + t, &cache_};
   // Logits for every token (teacher forcing) or only the last (generation).
-  const std::size_t first = all_logits ? 0 : T - 1, n = T - first;
-  std::vector<float> last(x_.begin() + first * d, x_.end());
-  rmsnorm_rows(last, m_.output_norm, c_.rms_eps, n, xn_);
-  linear(m_.output, xn_, n, logits_);
+  forward_rows(m_, rows_, all_logits ? 0 : T - 1, w_);
+  logits_.swap(w_.logits);
   pos_ += T;
+}
+
+CpuBatch::CpuBatch(const Model& m) : m_(m) {}
+
+void CpuBatch::step(std::span<Session* const> seqs, std::span<const std::int32_t> tokens) {
+  const std::size_t B = seqs.size(), V = m_.config().n_vocab;
+  if (B != tokens.size()) throw trueno::InvalidArgument(strcat("batch: ", B, " sequences but ", tokens.size(), " tokens"));
+  if (B == 0) return;
+  check_tokens(m_.config(), tokens);
+  rows_.resize(B);
+  for (std::size_t i = 0; i < B; ++i) {
+    Session& s = *seqs[i];
+    if (&s.m_ != &m_) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " belongs to another model"));
+    if (s.pos_ + 1 > s.n_ctx_) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " is full (", s.n_ctx_, " positions)"));
+    for (std::size_t j = 0; j < i; ++j)
+      if (seqs[j] == seqs[i]) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " appears twice"));
+    s.cache_.reserve(s.pos_ + 1);  // may throw OutOfKvBlocks: nothing has advanced yet
+    rows_[i] = {tokens[i], s.pos_, &s.cache_};
+  }
+  forward_rows(m_, rows_, 0, w_);
+  for (std::size_t i = 0; i < B; ++i) {
+    Session& s = *seqs[i];
+    s.logits_.assign(w_.logits.begin() + i * V, w_.logits.begin() + (i + 1) * V);
+    ++s.pos_;
+  }
 }
 
 }  // namespace realizar

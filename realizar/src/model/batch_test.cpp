@@ -1,0 +1,127 @@
+// The paged KV pool and the batched CPU step (Note [Paged KV cache], Note [Batched step]): a sequence's
+// logits are the same, bit for bit, alone or in any batch, as sequences of different lengths join and leave.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "realizar/kv_cache.h"
+#include "realizar/model.h"
+#include "support/testdata.h"
+
+namespace realizar {
+namespace {
+
+struct Loaded {
+  explicit Loaded(const std::string& name)
+      : file(gguf::File::open(test::testdata_dir() + "/models/" + name)), model(file, Config::from_gguf(file)) {}
+  gguf::File file;
+  Model model;
+};
+
+std::vector<std::int32_t> random_tokens(std::mt19937_64& rng, std::size_t n, std::uint32_t vocab) {
+  std::uniform_int_distribution<std::int32_t> d(3, static_cast<std::int32_t>(vocab) - 1);
+  std::vector<std::int32_t> v(n);
+  for (auto& t : v) t = d(rng);
+  return v;
+}
+
+bool same_bits(std::span<const float> a, std::span<const float> b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+class BatchTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(BatchTest, RowsEqualSingleSequencesAsSequencesJoinAndLeave) {
+  const Loaded l(GetParam());
+  const Model& m = l.model;
+  const std::uint64_t seed = test::seed();
+  std::printf("seed %llu (TRUENO_TEST_SEED)\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  constexpr std::size_t kSeqs = 5, kCtx = 48;
+  // Prompts of different lengths; each sequence then generates from its own token stream.
+  std::vector<std::vector<std::int32_t>> prompt(kSeqs), stream(kSeqs);
+  for (std::size_t i = 0; i < kSeqs; ++i) {
+    prompt[i] = random_tokens(rng, 1 + 3 * i, m.config().n_vocab);
+    stream[i] = random_tokens(rng, kCtx, m.config().n_vocab);
+  }
+  auto pool = std::make_shared<KvPool>(m.config(), 8, 64);  // small blocks: every sequence spans several
+  std::vector<std::unique_ptr<Session>> batched, alone;
+  for (std::size_t i = 0; i < kSeqs; ++i) {
+    batched.push_back(std::make_unique<Session>(m, kCtx, pool));
+    alone.push_back(std::make_unique<Session>(m, kCtx));
+  }
+  CpuBatch batch(m);
+  std::vector<std::size_t> done(kSeqs, 0);
+  // Step s: sequence i is in the batch from step i (it joins after prefilling) to step 12 + i (it leaves).
+  for (std::size_t s = 0; s < 16; ++s) {
+    std::vector<Session*> in;
+    std::vector<std::int32_t> toks;
+    for (std::size_t i = 0; i < kSeqs; ++i) {
+      if (s == i) {
+        batched[i]->forward(prompt[i]);
+        alone[i]->forward(prompt[i]);
+        ASSERT_TRUE(same_bits(batched[i]->logits(), alone[i]->logits())) << "prompt of sequence " << i;
+      }
+      if (s >= i && s < 12 + i) in.push_back(batched[i].get()), toks.push_back(stream[i][done[i]]);
+    }
+    if (in.empty()) continue;
+    batch.step(in, toks);
+    for (std::size_t k = 0; k < in.size(); ++k) {
+      const std::size_t i = static_cast<std::size_t>(std::find_if(batched.begin(), batched.end(), [&](auto& p) { return p.get() == in[k]; }) - batched.begin());
+      alone[i]->forward(std::span(&toks[k], 1));
+      EXPECT_EQ(batched[i]->pos(), alone[i]->pos());
+      ASSERT_TRUE(same_bits(batched[i]->logits(), alone[i]->logits()))
+          << "sequence " << i << " at position " << alone[i]->pos() - 1 << " in a batch of " << in.size();
+      ++done[i];
+    }
+  }
+  // Sequences leave: their blocks go back to the pool.
+  const std::size_t before = pool->free_blocks();
+  batched[0].reset();
+  EXPECT_GT(pool->free_blocks(), before);
+  batched.clear();
+  EXPECT_EQ(pool->free_blocks(), pool->total_blocks());
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, BatchTest, ::testing::Values("stories260K.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           for (char& c : n)
+                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+                           return n;
+                         });
+
+TEST(KvPool, RunningOutIsAClearErrorAndNothingAdvances) {
+  const Loaded l("stories260K.gguf");
+  auto pool = std::make_shared<KvPool>(l.model.config(), 4, 3);  // 12 positions in all
+  Session a(l.model, 64, pool), b(l.model, 64, pool);
+  a.forward(std::vector<std::int32_t>{1, 2, 3, 4, 5, 6, 7, 8});  // 2 blocks
+  EXPECT_EQ(pool->free_blocks(), 1u);
+  b.forward(std::vector<std::int32_t>{1, 2, 3});  // the last block
+  try {
+    b.forward(std::vector<std::int32_t>{4, 5});
+    FAIL() << "no error";
+  } catch (const OutOfKvBlocks& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("free of 3"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(b.pos(), 3u);  // nothing advanced
+  CpuBatch batch(l.model);
+  std::vector<Session*> both{&a, &b};
+  EXPECT_THROW(batch.step(both, std::vector<std::int32_t>{1, 2}), OutOfKvBlocks);  // a needs no block, b one
+  a.reset();  // a's blocks go back
+  EXPECT_EQ(pool->free_blocks(), 2u);
+  EXPECT_EQ(b.pos(), 3u);
+  b.forward(std::vector<std::int32_t>{4, 5});
+  EXPECT_EQ(b.pos(), 5u);
+  EXPECT_THROW(KvPool(l.model.config(), 0, 4), trueno::InvalidArgument);
+  std::vector<Session*> twice{&b, &b};
+  EXPECT_THROW(batch.step(twice, std::vector<std::int32_t>{1, 2}), trueno::InvalidArgument);
+}
+
+}  // namespace
+}  // namespace realizar
