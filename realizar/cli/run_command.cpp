@@ -47,7 +47,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   cmd->add_option("--top-k", o->s.top_k, "Top-k (0: off)");
   cmd->add_option("--top-p", o->s.top_p, "Top-p (1: off)");
   cmd->add_option("--min-p", o->s.min_p, "Min-p (0: off)");
-  cmd->add_option("--repeat-penalty", o->s.repeat_penalty, "Repetition penalty over the last 64 tokens (1: off)");
+  cmd->add_option("--repeat-penalty", o->s.repeat_penalty, "Repetition penalty over the last 64 tokens (default 1: off, as in llama.cpp; e.g. 1.1)");
   cmd->add_option("--seed", o->s.seed, "Random seed (same seed, same text)");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;

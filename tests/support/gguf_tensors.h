@@ -30,7 +30,8 @@ class GgufTensors {
   std::map<std::string, GgufTensor> tensors_;
 };
 
-// ../shared/testdata relative to the source tree (TRUENO_TESTDATA_DIR, overridable by env).
+// tests/data of the source tree (compile definition TRUENO_TESTDATA_DIR; the environment variable of the
+// same name overrides it).
 std::string testdata_dir();
 
 }  // namespace trueno::test

@@ -1,4 +1,4 @@
-// Test support for realizar: where ../shared/testdata is, and a fresh random seed (or TRUENO_TEST_SEED).
+// Test support for realizar: where tests/data is, and a fresh random seed (or TRUENO_TEST_SEED).
 #pragma once
 #include <cstdint>
 #include <cstdlib>

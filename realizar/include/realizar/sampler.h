@@ -13,7 +13,8 @@ struct SamplerOptions {
   int top_k = 40;            // 0: off
   float top_p = 0.95f;       // 1: off
   float min_p = 0.05f;       // 0: off
-  float repeat_penalty = 1.1f;  // 1: off; applies to the last repeat_last_n tokens
+  float repeat_penalty = 1.0f;  // 1: off (the default, as in llama.cpp: temperature 0 is plain greedy);
+                                // e.g. 1.1 divides the last repeat_last_n tokens' positive logits by 1.1
   int repeat_last_n = 64;
   std::uint64_t seed = 42;
 };

@@ -9,7 +9,7 @@
 // Note [F16 attention]
 // The KV cache holds f16 (half the memory of f32, the usual choice), and the attention rounds q and the
 // softmax weights to f16 before their products, as the reference engine whose logits
-// ../shared/testdata/reference records does: with f32 there instead, logits of the f32 stories260K
+// tests/data/reference records does: with f32 there instead, logits of the f32 stories260K
 // differ from it by up to 2.4e-2; with these roundings by up to 6e-3.
 //
 // Note [Reference arithmetic]

@@ -1,4 +1,4 @@
-// The CPU forward pass against an independent engine's recordings (../shared/testdata/reference):
+// The CPU forward pass against an independent engine's recordings (tests/data/reference):
 // stories260K's free-running greedy text, and teacher-forced logits rows of every model.
 #include <gtest/gtest.h>
 

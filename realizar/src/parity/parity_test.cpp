@@ -107,7 +107,7 @@ TEST(Parity, ProbeStartsWithThePromptAndHasEnoughPositions) {
   EXPECT_EQ(probe_tokens(l.model, {}).size(), kProbePositions);
 }
 
-// A correct backend is never rejected: on every model in ../shared/testdata/models.
+// A correct backend is never rejected: on every model in tests/data/models.
 TEST(Parity, GatePassesACorrectBackendOnEveryTestModel) {
   for (const auto& entry : std::filesystem::directory_iterator(test::testdata_dir() + "/models")) {
     if (entry.path().extension() != ".gguf") continue;

@@ -44,6 +44,14 @@ TEST(Sampler, GreedyIsTheArgmaxAndRepetitionPenaltyMovesIt) {
   EXPECT_EQ(Sampler(o).sample(pos, history), 1);  // 2.0 / 1.1 < 1.9
 }
 
+TEST(Sampler, DefaultsHaveNoRepetitionPenaltySoTemperatureZeroIsPlainGreedy) {
+  SamplerOptions o;  // llama.cpp's convention: --repeat-penalty defaults to 1 (off)
+  o.temperature = 0;
+  const std::vector<float> pos = {2.0f, 1.9f, -1.0f};
+  const std::vector<std::int32_t> history = {0, 0, 0};
+  EXPECT_EQ(Sampler(o).sample(pos, history), 0);  // a penalty of 1.1 (the former default) picks token 1
+}
+
 TEST(Sampler, SameSeedSameTokensOtherSeedOtherTokens) {
   SamplerOptions o = plain();
   const auto l = halving_logits();

@@ -1,4 +1,4 @@
-// Tokenizers against the real vocabularies in ../shared/testdata/vocab: every .inp string must give
+// Tokenizers against the real vocabularies in tests/data/vocab: every .inp string must give
 // exactly the .out ids (no BOS/EOS, no special parsing): SentencePiece (llama-spm, phi-3) and
 // byte-level BPE (gpt-2, deepseek-llm with its own pre-tokenizer).
 #include <gtest/gtest.h>
