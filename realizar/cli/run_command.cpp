@@ -1,7 +1,9 @@
 // `realizar run -m MODEL -p PROMPT [-n N] [sampling options]`: streams the continuation to stdout;
 // load time, prompt and generation speed, and memory to stderr.
 #include <chrono>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 
@@ -88,7 +90,8 @@ std::function<int()> add_run_command(CLI::App& app) {
       ids.push_back(next);
       const std::string text = out.push(tok.piece(next));
       std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
+      if (std::fflush(stdout) != 0)  // a full disk or closed stdout: stop now, not after n tokens
+        throw trueno::Error(std::string("writing to standard output failed: ") + std::strerror(errno));
       if (session.pos() >= session.n_ctx()) {
         ++generated;
         break;

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# CLI tests (issue 13): `cli_test.sh CASE REALIZAR MODEL` runs one case in a fresh temporary folder;
+# each asserts exit codes, messages and file contents, and prints FAIL with the reason.
+set -u
+name=$1 R=$2 MODEL=$3
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$T" || exit 1
+
+fail() { echo "FAIL [$name]: $*"; exit 1; }
+# expect RC CMD...: runs CMD with stdout in out.txt, stderr in err.txt; fails unless it exits RC.
+expect() {
+  local want=$1 rc
+  shift
+  "$@" >out.txt 2>err.txt
+  rc=$?
+  [ "$rc" -eq "$want" ] || fail "'$*' exited $rc, want $want; stderr: $(cat err.txt)"
+}
+err_has() { grep -qE -- "$1" err.txt || fail "stderr lacks /$1/: $(cat err.txt)"; }
+out_has() { grep -qE -- "$1" out.txt || fail "stdout lacks /$1/: $(cat out.txt)"; }
+no_temp_left() { [ -z "$(ls -A | grep '\.tmp\.')" ] || fail "temporary files left: $(ls -A)"; }
+
+case $name in
+# 1. Writers replace files by rename: the old inode (what a running process has mapped) is never rewritten.
+synth_replaces_by_rename)
+  cp "$MODEL" m.gguf && ln m.gguf still-mapped.gguf
+  expect 0 "$R" synth --preset tiny --quant q8_0 --out m.gguf
+  cmp -s still-mapped.gguf "$MODEL" || fail "synth rewrote the old file in place (a run mapping it would get SIGBUS)"
+  expect 0 "$R" info -m m.gguf
+  no_temp_left ;;
+failed_write_keeps_old_file)
+  echo old >t.gguf
+  (trap '' XFSZ; ulimit -f 16; "$R" synth --preset tiny --quant f32 --out t.gguf >out.txt 2>err.txt; echo $? >rc.txt)
+  [ "$(cat rc.txt)" = 1 ] || fail "synth past the file size limit exited $(cat rc.txt), want 1"
+  err_has "t.gguf: write failed after [0-9]+ bytes: File too large; the file was not changed"
+  [ "$(cat t.gguf)" = old ] || fail "the old file was damaged"
+  no_temp_left ;;
+logits_refuses_to_overwrite_model)
+  cp "$MODEL" m.gguf
+  expect 2 "$R" logits -m m.gguf --tokens 1,2 --out ./m.gguf
+  err_has "--out: ./m.gguf is the model file"
+  cmp -s m.gguf "$MODEL" || fail "the model was overwritten"
+  expect 0 "$R" logits -m m.gguf --tokens 1,2 --out l.f32
+  [ "$(stat -c %s l.f32)" = 4096 ] || fail "l.f32 has $(stat -c %s l.f32) bytes, want 2 x 512 x 4" ;;
+truncated_model_names_file)
+  cp "$MODEL" m.gguf
+  "$R" bench -m m.gguf -p 8 -n 8 -r 10000000 >out.txt 2>err.txt &
+  pid=$!
+  for _ in $(seq 300); do grep -q "backend" err.txt && break; sleep 0.1; done
+  : >m.gguf  # truncate in place while the bench reads its mapping
+  for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
+  kill -0 $pid 2>/dev/null && { kill $pid; fail "the bench kept running on a truncated model"; }
+  wait $pid
+  rc=$?
+  [ $rc -eq 1 ] || fail "exited $rc, want 1 (135 is a bare SIGBUS); stderr: $(cat err.txt)"
+  err_has "error: m.gguf: the model file changed under this run" ;;
+full_stdout_is_error)
+  "$R" run -m "$MODEL" -p "Once" -n 8 --temp 0 >/dev/full 2>err.txt
+  [ $? -eq 1 ] || fail "run >/dev/full did not exit 1"
+  err_has "writing to standard output failed: No space left on device"
+  "$R" tokenize -m "$MODEL" --text hi >/dev/full 2>err.txt
+  [ $? -eq 1 ] || fail "tokenize >/dev/full did not exit 1"
+  err_has "writing to standard output failed" ;;
+closed_stdout_is_error)
+  "$R" run -m "$MODEL" -p "Once" -n 8 --temp 0 >&- 2>err.txt
+  [ $? -eq 1 ] || fail "run with stdout closed did not exit 1"
+  err_has "writing to standard output failed: Bad file descriptor" ;;
+*) fail "unknown case" ;;
+esac
+echo "PASS [$name]"
