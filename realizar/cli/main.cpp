@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "environment.h"
 #include "gguf/mapped_files.h"
 #include "realizar/version.h"
 #include "trueno/error.h"
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     return check_stdout(code == 0 ? 0 : 2);
   }
   try {
+    realizar::cli::check_environment();
     for (auto& run : commands) {
       const int rc = run();
       if (rc >= 0) return check_stdout(rc);

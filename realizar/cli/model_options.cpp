@@ -12,7 +12,7 @@ namespace realizar::cli {
 
 void ModelOptions::add_to(CLI::App* cmd) {
   cmd->add_option("-m,--model", model, "GGUF model file")->required();
-  cmd->add_option("-t,--threads", threads, "Threads (default: all physical cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-t,--threads", threads, "Threads (0: TRUENO_THREADS if set, else all physical cores)")->check(CLI::NonNegativeNumber);
   cmd->add_option("--backend", backend, "Compute backend (see `realizar backends`); default: the best available");
   cmd->add_option("--decode-gemv", decode_gemv,
                   "CUDA decode products: fused (quantized GEMV kernels) or cublas-f16 (weights dequantized to f16 at load, "
@@ -67,7 +67,7 @@ CudaOptions ModelOptions::cuda() const {
 }
 
 std::optional<trueno::Backend> ModelOptions::apply() const {
-  trueno::set_num_threads(threads > 0 ? threads : trueno::physical_cores());
+  if (threads > 0) trueno::set_num_threads(threads);  // -t overrides TRUENO_THREADS, the default otherwise
   const CudaOptions o = cuda();
   const bool cuda_flags = o.decode_gemv != CudaOptions::DecodeGemv::Fused || o.prefill != CudaOptions::Prefill::F16;
   if (backend.empty()) {

@@ -14,6 +14,7 @@
 #include "realizar/sampler.h"
 #include "realizar/tokenizer.h"
 #include "trueno/error.h"
+#include "trueno/threads.h"
 
 namespace realizar::cli {
 namespace {
@@ -102,7 +103,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     std::fwrite(rest.data(), 1, rest.size(), stdout);
     std::printf("\n");
     const double gen_s = seconds_since(t_gen);
-    std::fprintf(stderr, "\nbackend: %s | load: %.1f ms | prompt: %zu tokens, %.1f tok/s | generation: %d tokens, %.1f tok/s\n", session.backend_name().c_str(), load_s * 1e3,
+    std::fprintf(stderr, "\nbackend: %s | threads: %d | load: %.1f ms | prompt: %zu tokens, %.1f tok/s | generation: %d tokens, %.1f tok/s\n", session.backend_name().c_str(), trueno::num_threads(), load_s * 1e3,
                  n_prompt, n_prompt / prompt_s, generated, generated > 0 ? generated / gen_s : 0.0);
     const bool gpu = session.backend_name().starts_with("cuda");
     std::fprintf(stderr, "memory: model %.1f MiB (mapped%s) + KV cache %.2f MiB%s (%zu positions) | peak RSS %.1f MiB\n",

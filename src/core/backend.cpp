@@ -100,7 +100,11 @@ std::optional<Backend> env_backend() {
   static const std::optional<Backend> env = []() -> std::optional<Backend> {
     const char* s = std::getenv("TRUENO_BACKEND");
     if (s == nullptr || *s == '\0') return std::nullopt;
-    return parse_backend(s);
+    try {
+      return parse_backend(s);
+    } catch (const InvalidArgument& e) {  // the message names the variable, not just the value
+      throw InvalidArgument(strcat("TRUENO_BACKEND=", s, ": ", e.what()));
+    }
   }();
   return env;
 }

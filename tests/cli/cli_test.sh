@@ -65,6 +65,26 @@ closed_stdout_is_error)
   "$R" run -m "$MODEL" -p "Once" -n 8 --temp 0 >&- 2>err.txt
   [ $? -eq 1 ] || fail "run with stdout closed did not exit 1"
   err_has "writing to standard output failed: Bad file descriptor" ;;
+# 2. TRUENO_THREADS is honoured by every command, -t overrides it; bad values name the variable.
+threads_env_honoured)
+  TRUENO_THREADS=3 expect 0 "$R" bench -m "$MODEL" -p 8 -n 8 -r 1 --json
+  out_has '"threads": 3'
+  TRUENO_THREADS=3 expect 0 "$R" run -m "$MODEL" -p "Once" -n 4 --temp 0
+  err_has "threads: 3 "
+  TRUENO_THREADS=3 expect 0 "$R" run -m "$MODEL" -p "Once" -n 4 --temp 0 -t 1
+  err_has "threads: 1 " ;;
+threads_env_invalid)
+  for v in 0 -2 abc 4x; do
+    for cmd in "run -p Once -n 4" "bench -p 8 -n 8 -r 1" "logits --tokens 1,2 --out l.f32" "parity" "info"; do
+      TRUENO_THREADS=$v expect 1 "$R" $cmd -m "$MODEL"
+      err_has "TRUENO_THREADS='$v': expected an integer from 1 to"
+    done
+  done ;;
+backend_env_invalid)
+  for cmd in "run -p Once -n 4" "info" "backends"; do
+    TRUENO_BACKEND=bogus expect 1 "$R" $cmd $([ "$cmd" = backends ] || echo -m "$MODEL")
+    err_has "TRUENO_BACKEND=bogus: unknown backend 'bogus'"
+  done ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$name]"
