@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "commands.h"
+#include "context.h"
 #include "model_options.h"
 #include "realizar/model.h"
 #include "trueno/error.h"
@@ -43,7 +44,8 @@ std::function<int()> add_logits_command(CLI::App& app) {
       throw CLI::ValidationError("--out", o->out + " is the model file (-m): refusing to overwrite the model with logits");
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
-    const auto seq = o->m.open(model, file, ids.size(), ids, forced);
+    check_context(model.config(), ids.size(), "--tokens");
+    const auto seq = open_sequence(o->m, model, file, ids.size(), ids, forced);
     Sequence& session = *seq;
     session.forward(ids, true);
     AtomicFile f(o->out);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "numbers.h"
 #include "realizar/parity.h"
 #include "trueno/error.h"
 #include "trueno/threads.h"
@@ -12,7 +13,7 @@ namespace realizar::cli {
 
 void ModelOptions::add_to(CLI::App* cmd) {
   cmd->add_option("-m,--model", model, "GGUF model file")->required();
-  cmd->add_option("-t,--threads", threads, "Threads (0: TRUENO_THREADS if set, else all physical cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-t,--threads", threads, "Threads (0: TRUENO_THREADS if set, else all physical cores)")->check(integer_in(0, 4096));
   cmd->add_option("--backend", backend, "Compute backend (see `realizar backends`); default: the best available");
   cmd->add_option("--decode-gemv", decode_gemv,
                   "CUDA decode products: fused (quantized GEMV kernels) or cublas-f16 (weights dequantized to f16 at load, "

@@ -1,6 +1,7 @@
 // `realizar run -m MODEL -p PROMPT [-n N] [sampling options]`: streams the continuation to stdout;
 // load time, prompt and generation speed, and memory to stderr.
 #include <chrono>
+#include <climits>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -8,6 +9,8 @@
 #include <string>
 
 #include "commands.h"
+#include "context.h"
+#include "numbers.h"
 #include "model_options.h"
 #include "realizar/model.h"
 #include "realizar/parity.h"
@@ -44,14 +47,15 @@ std::function<int()> add_run_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Generate text from a prompt");
   o->m.add_to(cmd);
   cmd->add_option("-p,--prompt", o->prompt, "Prompt text")->required();
-  cmd->add_option("-n,--n-predict", o->n, "Tokens to generate (stops early at end of text)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("-c,--ctx-size", o->ctx, "Context size (default: prompt + n, at most the training context)");
-  cmd->add_option("--temp", o->s.temperature, "Temperature (0: greedy)");
-  cmd->add_option("--top-k", o->s.top_k, "Top-k (0: off)");
-  cmd->add_option("--top-p", o->s.top_p, "Top-p (1: off)");
-  cmd->add_option("--min-p", o->s.min_p, "Min-p (0: off)");
-  cmd->add_option("--repeat-penalty", o->s.repeat_penalty, "Repetition penalty over the last 64 tokens (1: off)");
-  cmd->add_option("--seed", o->s.seed, "Random seed (same seed, same text)");
+  cmd->add_option("-n,--n-predict", o->n, "Tokens to generate (stops early at end of text)")->check(integer_in(0, INT_MAX));
+  cmd->add_option("-c,--ctx-size", o->ctx, "Context size (0: prompt + n, at most the training context)")
+      ->check(integer_in(0, kMaxContext));
+  cmd->add_option("--temp", o->s.temperature, "Temperature (0: greedy)")->check(real_in(0, 100));
+  cmd->add_option("--top-k", o->s.top_k, "Top-k (0: off)")->check(integer_in(0, INT_MAX));
+  cmd->add_option("--top-p", o->s.top_p, "Top-p (1: off)")->check(real_in(0, 1, true));
+  cmd->add_option("--min-p", o->s.min_p, "Min-p (0: off)")->check(real_in(0, 1, false, true));
+  cmd->add_option("--repeat-penalty", o->s.repeat_penalty, "Repetition penalty over the last 64 tokens (1: off)")->check(real_in(0, 100, true));
+  cmd->add_option("--seed", o->s.seed, "Random seed (same seed, same text)")->check(unsigned_64());
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     const auto forced = o->m.apply();
@@ -68,7 +72,8 @@ std::function<int()> add_run_command(CLI::App& app) {
     if (ids.size() + 1 > ctx && o->n > 0)
       throw trueno::InvalidArgument("the prompt (" + std::to_string(ids.size()) + " tokens) leaves no room in a context of " + std::to_string(ctx) + " positions (-c)");
     // CUDA: uploads the weights and runs the parity gate; a GPU fault later continues on the CPU.
-    auto opened = o->m.open(model, file, std::max<std::size_t>(ctx, ids.size()), ids, forced);
+    if (o->ctx > 0) check_context(model.config(), ctx, "-c");
+    auto opened = open_sequence(o->m, model, file, std::max<std::size_t>(ctx, ids.size()), ids, forced);
     const bool on_gpu = opened->backend_name().starts_with("cuda");
     const auto seq = on_gpu ? parity::with_cpu_fallback(model, std::move(opened),
                                                         [](const std::string& line) { std::fprintf(stderr, "\nrealizar: %s\n", line.c_str()); })

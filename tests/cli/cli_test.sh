@@ -44,9 +44,9 @@ logits_refuses_to_overwrite_model)
   [ "$(stat -c %s l.f32)" = 4096 ] || fail "l.f32 has $(stat -c %s l.f32) bytes, want 2 x 512 x 4" ;;
 truncated_model_names_file)
   cp "$MODEL" m.gguf
-  "$R" bench -m m.gguf -p 8 -n 8 -r 10000000 >out.txt 2>err.txt &
+  "$R" bench -m m.gguf -p 32 -n 32 -r 1000000 >out.txt 2>err.txt &
   pid=$!
-  for _ in $(seq 300); do grep -q "backend" err.txt && break; sleep 0.1; done
+  for _ in $(seq 300); do grep -q "backend" err.txt && break; kill -0 $pid 2>/dev/null || break; sleep 0.1; done
   : >m.gguf  # truncate in place while the bench reads its mapping
   for _ in $(seq 300); do kill -0 $pid 2>/dev/null || break; sleep 0.1; done
   kill -0 $pid 2>/dev/null && { kill $pid; fail "the bench kept running on a truncated model"; }
@@ -85,6 +85,37 @@ backend_env_invalid)
     TRUENO_BACKEND=bogus expect 1 "$R" $cmd $([ "$cmd" = backends ] || echo -m "$MODEL")
     err_has "TRUENO_BACKEND=bogus: unknown backend 'bogus'"
   done ;;
+# 3. Numbers: out of range is a usage error (exit 2) naming the option and the range in plain numbers.
+numbers_are_checked)
+  check() {  # check "MESSAGE" ARGS...: exit 2, MESSAGE on stderr, no number of 20+ digits
+    local msg=$1
+    shift
+    expect 2 "$R" "$@"
+    err_has "$msg"
+    grep -qE '[0-9]{21}' err.txt && fail "unreadable number in: $(cat err.txt)"
+  }
+  check "--repetitions: 0 is out of range: expected an integer from 1 to 1000000" bench -m "$MODEL" -r 0
+  check "--ctx-size: -1 is out of range: expected an integer from 0 to 16777216" run -m "$MODEL" -p x -c -1
+  check "--ctx-size: 2147483647 is out of range: expected an integer from 0 to 16777216" run -m "$MODEL" -p x -c 2147483647
+  check "--ctx-size: '12x' is not a number: expected an integer from 0 to" run -m "$MODEL" -p x -c 12x
+  check "--n-prompt: -5 is out of range: expected an integer from 0 to" bench -m "$MODEL" -p -5
+  check "--threads: 0x is not a number|--threads: '0x' is not a number" run -m "$MODEL" -p x -t 0x
+  check "--temp: -1 is out of range: expected a number from 0 to 100" run -m "$MODEL" -p x --temp -1
+  check "--temp: 'nan' is not a number" run -m "$MODEL" -p x --temp nan
+  check "--top-p: 0 is out of range: expected a number greater than 0 and at most 1" run -m "$MODEL" -p x --top-p 0
+  check "--min-p: 1 is out of range: expected a number at least 0 and less than 1" run -m "$MODEL" -p x --min-p 1
+  check "--seed: -1 is out of range: expected an integer from 0 to 18446744073709551615" run -m "$MODEL" -p x --seed -1
+  check "--seed: -1 is out of range" synth --out x.gguf --seed -1 ;;
+context_past_training_warns)
+  expect 0 "$R" run -m "$MODEL" -p "Once" -n 2 --temp 0 -c 4096
+  err_has "warning: -c 4096 is larger than the model's training context \\(2048 positions\\)"
+  expect 0 "$R" run -m "$MODEL" -p "Once" -n 2 --temp 0 -c 2048
+  grep -q warning err.txt && fail "warned at -c 2048: $(cat err.txt)"
+  true ;;
+kv_alloc_failure_names_sizes)
+  (ulimit -v 1000000; "$R" run -m "$MODEL" -p "Once" -n 2 --temp 0 -c 4000000 >out.txt 2>err.txt; echo $? >rc.txt)
+  [ "$(cat rc.txt)" = 1 ] || fail "exited $(cat rc.txt), want 1: $(cat err.txt)"
+  err_has "out of memory: the KV cache for 4000000 positions needs 2.38 GiB \\(640 bytes per position" ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$name]"
