@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   CLI::App app{"realizar: LLM inference on trueno"};
   app.set_version_flag("--version", std::string(realizar::version()));
   app.require_subcommand(1);
+  app.option_defaults()->always_capture_default();  // --help shows every option's default
   namespace c = realizar::cli;
   std::vector<std::function<int()>> commands = {c::add_backends_command(app), c::add_info_command(app),
                                                 c::add_tokenize_command(app), c::add_run_command(app),

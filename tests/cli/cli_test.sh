@@ -116,6 +116,68 @@ kv_alloc_failure_names_sizes)
   (ulimit -v 1000000; "$R" run -m "$MODEL" -p "Once" -n 2 --temp 0 -c 4000000 >out.txt 2>err.txt; echo $? >rc.txt)
   [ "$(cat rc.txt)" = 1 ] || fail "exited $(cat rc.txt), want 1: $(cat err.txt)"
   err_has "out of memory: the KV cache for 4000000 positions needs 2.38 GiB \\(640 bytes per position" ;;
+# 4. llama.cpp habits.
+n_minus_one_until_context)
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n -1 -c 32 --temp 0
+  err_has "the context is full \(32 positions: 5 prompt \+ 28 generated\)"
+  out_has "^Once upon a time, there was a little girl"
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 100 -c 48 --temp 0 --json
+  out_has '"stop":"context"'
+  err_has "the context is full \(48 positions" ;;
+prompt_from_file_and_stdin)
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 12 --temp 0
+  mv out.txt want.txt
+  printf 'Once upon a time' >prompt.txt
+  expect 0 "$R" run -m "$MODEL" -f prompt.txt -n 12 --temp 0
+  cmp -s out.txt want.txt || fail "-f: '$(cat out.txt)' differs from -p: '$(cat want.txt)'"
+  "$R" run -m "$MODEL" -p - -n 12 --temp 0 <prompt.txt >out.txt 2>err.txt || fail "-p - failed: $(cat err.txt)"
+  cmp -s out.txt want.txt || fail "-p -: '$(cat out.txt)' differs from -p: '$(cat want.txt)'"
+  expect 1 "$R" run -m "$MODEL" -f missing.txt
+  err_has "--file missing.txt: cannot open: No such file or directory"
+  expect 1 "$R" run -m "$MODEL" -f .
+  err_has "--file .: is a directory"
+  expect 2 "$R" run -m "$MODEL" -p x -f prompt.txt
+  expect 2 "$R" run -m "$MODEL"
+  err_has "--prompt or --file" ;;
+text_file_directory_is_error)
+  expect 1 "$R" tokenize -m "$MODEL" --text-file .
+  err_has "--text-file .: is a directory, not a text file"
+  printf 'Hello' >t.txt
+  expect 0 "$R" tokenize -m "$MODEL" --text-file t.txt
+  [ -n "$(cat out.txt)" ] || fail "no ids for a text file" ;;
+stop_strings)
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 40 --temp 0 --stop Lily --stop park
+  [ "$(cat out.txt)" = "Once upon a time, there was a little girl named " ] || fail "stdout: '$(cat out.txt)'"
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 40 --temp 0 --stop "outside in" --json
+  out_has '"stop":"stop"'
+  out_has '"text":", there was a little girl named Lily. She loved to play ","' ;;
+seed_is_random_and_printed)
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 24
+  seed=$(sed -n 's/^realizar: seed \([0-9]*\) (random.*/\1/p' err.txt)
+  [ -n "$seed" ] || fail "no random seed printed: $(cat err.txt)"
+  mv out.txt first.txt
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 24
+  grep -q "seed $seed " err.txt && fail "two runs drew the same seed $seed"
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 24 --seed "$seed"
+  cmp -s out.txt first.txt || fail "--seed $seed did not repeat the run: '$(cat out.txt)' vs '$(cat first.txt)'"
+  err_has "^realizar: seed $seed$" ;;
+help_shows_defaults)
+  expect 0 "$R" run --help
+  out_has "-n,--n-predict INT:-1\.\.2147483647=128"
+  out_has "--temp FLOAT:\[0, 100\]=0\.8"
+  out_has "--seed UINT:0\.\.2\^64-1=random"
+  out_has "-f,--file"
+  out_has "--stop TEXT"
+  expect 0 "$R" bench --help
+  out_has "-r,--repetitions INT:1\.\.1000000=3" ;;
+run_json)
+  expect 0 "$R" run -m "$MODEL" -p "Once upon a time" -n 8 --temp 0 --json
+  [ "$(wc -l <out.txt)" = 1 ] || fail "--json printed $(wc -l <out.txt) lines: $(cat out.txt)"
+  for key in '"text":", there was a little girl' '"tokens":\[[0-9]+(,[0-9]+){7}\]' '"backend":"[a-z0-9]+' \
+             '"timings":\{' '"generation_tokens_per_second":' '"stop":"length"' '"n_prompt":5'; do
+    out_has "$key"
+  done
+  if command -v python3 >/dev/null; then python3 -m json.tool out.txt >/dev/null || fail "not JSON: $(cat out.txt)"; fi ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$name]"
