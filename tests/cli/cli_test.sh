@@ -41,7 +41,13 @@ logits_refuses_to_overwrite_model)
   err_has "--out: ./m.gguf is the model file"
   cmp -s m.gguf "$MODEL" || fail "the model was overwritten"
   expect 0 "$R" logits -m m.gguf --tokens 1,2 --out l.f32
-  [ "$(stat -c %s l.f32)" = 4096 ] || fail "l.f32 has $(stat -c %s l.f32) bytes, want 2 x 512 x 4" ;;
+  [ "$(stat -c %s l.f32)" = 4096 ] || fail "l.f32 has $(stat -c %s l.f32) bytes, want 2 x 512 x 4"
+  ln -s l.f32 link.f32  # a symlink's target is replaced, the link stays
+  expect 0 "$R" logits -m m.gguf --tokens 1,2,3 --out link.f32
+  [ -L link.f32 ] && [ "$(stat -c %s l.f32)" = 6144 ] || fail "the symlink was replaced or its target not written"
+  expect 0 "$R" logits -m m.gguf --tokens 1 --out /dev/null  # not a regular file: written, never replaced
+  [ -c /dev/null ] || fail "/dev/null is no longer a device"
+  no_temp_left ;;
 truncated_model_names_file)
   cp "$MODEL" m.gguf
   "$R" bench -m m.gguf -p 32 -n 32 -r 1000000 >out.txt 2>err.txt &

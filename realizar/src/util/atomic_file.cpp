@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -15,9 +16,22 @@
 namespace realizar {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  const std::size_t slash = path_.rfind('/');
-  const std::string dir = slash == std::string::npos ? "" : path_.substr(0, slash + 1);
-  const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  struct stat st {};
+  const bool exists = ::stat(path_.c_str(), &st) == 0;
+  if (exists && !S_ISREG(st.st_mode)) {  // /dev/null, a FIFO, a terminal: written in place, never replaced
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) fail("cannot open", errno);
+    return;
+  }
+  if (char* real = exists ? ::realpath(path_.c_str(), nullptr) : nullptr) {  // a symlink: replace its target
+    target_ = real;
+    std::free(real);
+  } else {
+    target_ = path_;
+  }
+  const std::size_t slash = target_.rfind('/');
+  const std::string dir = slash == std::string::npos ? "" : target_.substr(0, slash + 1);
+  const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
   if (base.empty()) throw trueno::InvalidArgument(strcat(path_, ": cannot write: not a file name"));
   std::vector<char> name(dir.begin(), dir.end());
   const std::string tail = "." + base + ".tmp.XXXXXX";
@@ -26,12 +40,9 @@ AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
   fd_ = mkostemp(name.data(), O_CLOEXEC);
   if (fd_ < 0) fail("cannot create a temporary file beside it", errno);
   tmp_ = name.data();
-  // mkstemp makes 0600; give the file the target's mode, or what a plain create would (0666 & ~umask).
-  struct stat st {};
-  mode_t mode;
-  if (::stat(path_.c_str(), &st) == 0) {
-    mode = st.st_mode & 07777;
-  } else {
+  // mkstemp makes 0600; give the file the old file's mode, or what a plain create would (0666 & ~umask).
+  mode_t mode = st.st_mode & 07777;
+  if (!exists) {
     const mode_t mask = ::umask(0);
     ::umask(mask);
     mode = 0666 & ~mask;
@@ -60,11 +71,16 @@ void AtomicFile::write(const void* data, std::size_t bytes) {
 }
 
 void AtomicFile::commit() {
-  if (::fsync(fd_) != 0 && errno != EINVAL) fail("write failed", errno);  // EINVAL: e.g. a FIFO-like target
   const int fd = fd_;
   fd_ = -1;
-  if (::close(fd) != 0) fail("write failed", errno);
-  if (::rename(tmp_.c_str(), path_.c_str()) != 0) fail(strcat("cannot rename ", tmp_, " to it"), errno);
+  if (tmp_.empty()) {  // not a regular file: nothing to rename
+    if (::close(fd) != 0) fail("write failed", errno);
+    committed_ = true;
+    return;
+  }
+  const int synced = ::fsync(fd) == 0 ? 0 : errno;  // the rename must not publish bytes a crash could lose
+  if (::close(fd) != 0 || synced != 0) fail("write failed", synced != 0 ? synced : errno);
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) fail(strcat("cannot rename ", tmp_, " to it"), errno);
   committed_ = true;
 }
 

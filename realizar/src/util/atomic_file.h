@@ -1,7 +1,8 @@
 // Writing a file so that it holds either its old content or the whole new one: bytes go to a temporary
 // file in the same folder, renamed over the target only after every write, fsync and close succeeded.
 // The rename swaps names and never truncates the old inode, so a process that has the old file mapped
-// (a model in use) keeps reading intact pages.
+// (a model in use) keeps reading intact pages. A symlink's target is replaced; a path that is not a
+// regular file (/dev/null, a FIFO) is written directly.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -24,7 +25,7 @@ class AtomicFile {
 
  private:
   [[noreturn]] void fail(const std::string& what, int err);
-  std::string path_, tmp_;
+  std::string path_, target_, tmp_;
   int fd_ = -1;
   std::uint64_t written_ = 0;
   bool committed_ = false;
