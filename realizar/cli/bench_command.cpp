@@ -8,6 +8,8 @@
 #include <random>
 
 #include "commands.h"
+#include "context.h"
+#include "numbers.h"
 #include "model_options.h"
 #include "realizar/model.h"
 #include "trueno/threads.h"
@@ -49,10 +51,10 @@ std::function<int()> add_bench_command(CLI::App& app) {
   auto o = std::make_shared<Opt>();
   auto* cmd = app.add_subcommand("bench", "Measure prompt-processing and generation speed (tokens/s)");
   o->m.add_to(cmd);
-  cmd->add_option("-p,--n-prompt", o->p, "Prompt tokens (0: skip the pp test)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("-n,--n-gen", o->n, "Generated tokens (0: skip the tg test)")->check(CLI::NonNegativeNumber);
-  cmd->add_option("-r,--repetitions", o->r, "Repetitions")->check(CLI::PositiveNumber);
-  cmd->add_option("-c,--ctx-size", o->ctx, "Context to allocate (0: the larger of -p and -n)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-p,--n-prompt", o->p, "Prompt tokens (0: skip the pp test)")->check(integer_in(0, kMaxContext));
+  cmd->add_option("-n,--n-gen", o->n, "Generated tokens (0: skip the tg test)")->check(integer_in(0, kMaxContext));
+  cmd->add_option("-r,--repetitions", o->r, "Repetitions")->check(integer_in(1, 1000000));
+  cmd->add_option("-c,--ctx-size", o->ctx, "Context to allocate (0: the larger of -p and -n)")->check(integer_in(0, kMaxContext));
   cmd->add_flag("--json", o->json, "Print a JSON array instead of the table");
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
@@ -67,7 +69,8 @@ std::function<int()> add_bench_command(CLI::App& app) {
     std::mt19937 rng(1);
     std::vector<std::int32_t> prompt(static_cast<std::size_t>(o->p));
     for (auto& t : prompt) t = static_cast<std::int32_t>(rng() % c.n_vocab);
-    const auto seq = o->m.open(model, file, ctx, prompt, forced);
+    check_context(c, ctx, "--ctx-size");
+    const auto seq = open_sequence(o->m, model, file, ctx, prompt, forced);
     Sequence& session = *seq;
     std::vector<Result> results;
     if (o->p > 0)

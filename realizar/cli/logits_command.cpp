@@ -1,13 +1,14 @@
 // `realizar logits -m MODEL --tokens 1,2,3 --out FILE`: float32 little-endian [n_tokens][n_vocab];
 // row i = the logits after consuming tokens 0..i (teacher forcing, one batched pass).
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "commands.h"
+#include "context.h"
 #include "model_options.h"
 #include "realizar/model.h"
 #include "trueno/error.h"
+#include "util/atomic_file.h"
 
 namespace realizar::cli {
 
@@ -39,16 +40,18 @@ std::function<int()> add_logits_command(CLI::App& app) {
       ids.push_back(static_cast<std::int32_t>(v));
     }
     if (ids.empty()) throw CLI::ValidationError("--tokens", "no token ids");
+    if (same_file(o->out, o->m.model))
+      throw CLI::ValidationError("--out", o->out + " is the model file (-m): refusing to overwrite the model with logits");
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
-    const auto seq = o->m.open(model, file, ids.size(), ids, forced);
+    check_context(model.config(), ids.size(), "--tokens");
+    const auto seq = open_sequence(o->m, model, file, ids.size(), ids, forced);
     Sequence& session = *seq;
     session.forward(ids, true);
-    std::ofstream f(o->out, std::ios::binary | std::ios::trunc);
-    if (!f) throw trueno::InvalidArgument(o->out + ": cannot create");
+    AtomicFile f(o->out);
     const auto l = session.logits();
-    f.write(reinterpret_cast<const char*>(l.data()), static_cast<std::streamsize>(l.size() * sizeof(float)));
-    if (!f) throw trueno::InvalidArgument(o->out + ": write failed");
+    f.write(l.data(), l.size() * sizeof(float));
+    f.commit();
     std::fprintf(stderr, "wrote %zu x %u logits to %s\n", ids.size(), model.config().n_vocab, o->out.c_str());
     return 0;
   };

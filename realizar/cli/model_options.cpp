@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "numbers.h"
 #include "realizar/parity.h"
 #include "trueno/error.h"
 #include "trueno/threads.h"
@@ -13,7 +14,7 @@ namespace realizar::cli {
 
 void ModelOptions::add_to(CLI::App* cmd) {
   cmd->add_option("-m,--model", model, "GGUF model file")->required();
-  cmd->add_option("-t,--threads", threads, "Threads (default: all physical cores)")->check(CLI::NonNegativeNumber);
+  cmd->add_option("-t,--threads", threads, "Threads (0: TRUENO_THREADS if set, else all physical cores)")->check(integer_in(0, 4096));
   cmd->add_option("--backend", backend,
                   "A CPU tier (scalar, sse2, avx, avx2, avx512, neon) or a device (cuda, cuda:1, ...; see `realizar backends`); "
                   "default: the first device that passes the parity gate, else the best CPU tier");
@@ -71,7 +72,7 @@ CudaOptions ModelOptions::cuda() const {
 }
 
 BackendChoice ModelOptions::apply() const {
-  trueno::set_num_threads(threads > 0 ? threads : trueno::physical_cores());
+  if (threads > 0) trueno::set_num_threads(threads);  // -t overrides TRUENO_THREADS, the default otherwise
   const CudaOptions o = cuda();
   const bool cuda_flags = o.decode_gemv != CudaOptions::DecodeGemv::Fused || o.prefill != CudaOptions::Prefill::F16;
   BackendChoice c;

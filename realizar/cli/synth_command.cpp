@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "numbers.h"
 #include "realizar/synth.h"
 
 namespace realizar::cli {
@@ -17,7 +18,7 @@ std::function<int()> add_synth_command(CLI::App& app) {
   cmd->add_option("--quant", o->quant, "f32 | f16 | q8_0 | q4_0 | q4_k_m | q6_k")
       ->check(CLI::IsMember({"f32", "f16", "q8_0", "q4_0", "q4_k_m", "q6_k"}));
   cmd->add_option("--out", *out, "Output file")->required();
-  cmd->add_option("--seed", o->seed, "Random seed (same seed, same bytes)");
+  cmd->add_option("--seed", o->seed, "Random seed (same seed, same bytes)")->check(unsigned_64());
   return [cmd, o, out]() -> int {
     if (!cmd->parsed()) return -1;
     int shown = -1;

@@ -1,9 +1,8 @@
 // `realizar tokenize -m MODEL [--no-bos] [--parse-special] (--text T | --text-file F)`: ids on one line.
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "commands.h"
+#include "text_input.h"
 #include "realizar/gguf.h"
 #include "realizar/tokenizer.h"
 #include "trueno/error.h"
@@ -19,7 +18,7 @@ std::function<int()> add_tokenize_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("tokenize", "Print the token ids of a text, space-separated");
   cmd->add_option("-m,--model", o->model, "GGUF model or vocabulary file")->required();
   auto* t = cmd->add_option("--text", o->text, "Text to tokenize");
-  auto* tf = cmd->add_option("--text-file", o->text_file, "File whose bytes are tokenized exactly");
+  auto* tf = cmd->add_option("--text-file", o->text_file, "File whose bytes are tokenized exactly (-: standard input)");
   t->excludes(tf);
   cmd->add_flag("--no-bos", o->no_bos, "Do not add the BOS token");
   cmd->add_flag("--parse-special", o->parse_special, "Turn special-token text (e.g. </s>) into those tokens");
@@ -28,11 +27,7 @@ std::function<int()> add_tokenize_command(CLI::App& app) {
     if (t->count() == 0 && tf->count() == 0) throw CLI::RequiredError("--text or --text-file");
     std::string text = o->text;
     if (tf->count()) {
-      std::ifstream in(o->text_file, std::ios::binary);
-      if (!in) throw trueno::InvalidArgument(o->text_file + ": cannot open");
-      std::ostringstream ss;
-      ss << in.rdbuf();
-      text = ss.str();
+      text = read_text(o->text_file, "--text-file");
     }
     const auto file = gguf::File::open(o->model);
     const auto tok = Tokenizer::from_gguf(file);

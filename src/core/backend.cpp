@@ -96,7 +96,7 @@ std::optional<Backend> env_backend() {
     if (s == nullptr || *s == '\0') return std::nullopt;
     try {
       return parse_backend(s);
-    } catch (const InvalidArgument& e) {
+    } catch (const InvalidArgument& e) {  // the message names the variable, not just the value
       throw InvalidArgument(strcat("TRUENO_BACKEND=", s, ": ", e.what()));
     }
   }();

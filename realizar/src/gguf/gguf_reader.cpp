@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 
+#include "gguf/mapped_files.h"
 #include "realizar/gguf.h"
 #include "util/strcat.h"
 
@@ -120,7 +121,9 @@ struct File::Mapping {
   void* addr = nullptr;
   std::size_t size = 0;
   ~Mapping() {
-    if (addr != nullptr) munmap(addr, size);
+    if (addr == nullptr) return;
+    unregister_mapping(addr);
+    munmap(addr, size);
   }
 };
 
@@ -146,6 +149,7 @@ File File::open(const std::string& path) {
       throw trueno::InvalidArgument(strcat(path, ": cannot map ", f.map_->size, " bytes: ", std::strerror(errno)));
     }
     f.map_->addr = p;
+    register_mapping(p, f.map_->size, path);
   }
   ::close(fd);
   f.bytes_ = {static_cast<const std::byte*>(f.map_->addr), f.map_->size};

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "realizar/gguf.h"
+#include "util/atomic_file.h"
 #include "util/strcat.h"
 
 namespace realizar::gguf {
@@ -184,13 +185,13 @@ std::vector<std::byte> Writer::bytes() const {
   return out;
 }
 
+// Through a temporary file renamed into place: a failed write leaves the old file, and a model that a
+// running process has mapped is never truncated under it.
 void Writer::write(const std::string& path, const std::function<void(std::uint64_t, std::uint64_t)>& progress) const {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f) throw trueno::InvalidArgument(strcat(path, ": cannot create"));
+  AtomicFile f(path);
   const auto head = header();
   const std::uint64_t align = alignment(), total = file_size();
-  f.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
-  std::uint64_t done = head.size();
+  f.write(head.data(), head.size());
   std::vector<std::byte> buf;
   const char zeros[64] = {};
   for (const auto& t : tensors_) {
@@ -200,13 +201,12 @@ void Writer::write(const std::string& path, const std::function<void(std::uint64
       t.fill(buf);
       p = buf.data();
     }
-    f.write(reinterpret_cast<const char*>(p), static_cast<std::streamsize>(t.bytes));
+    f.write(p, t.bytes);
     const std::uint64_t padding = (align - t.bytes % align) % align;
-    for (std::uint64_t k = 0; k < padding; k += sizeof zeros) f.write(zeros, static_cast<std::streamsize>(std::min<std::uint64_t>(sizeof zeros, padding - k)));
-    if (!f) throw trueno::InvalidArgument(strcat(path, ": write failed after ", done, " bytes (disk full?)"));
-    done += t.bytes + padding;
-    if (progress) progress(done, total);
+    for (std::uint64_t k = 0; k < padding; k += sizeof zeros) f.write(zeros, std::min<std::uint64_t>(sizeof zeros, padding - k));
+    if (progress) progress(f.written(), total);
   }
+  f.commit();
 }
 
 }  // namespace realizar::gguf

@@ -14,12 +14,7 @@ KvPool::KvPool(const Config& c, std::size_t block_positions, std::size_t n_block
   if (block_positions == 0 || n_blocks == 0)
     throw trueno::InvalidArgument(strcat("kv pool: ", n_blocks, " blocks of ", block_positions, " positions: both must be at least 1"));
   const std::size_t n = n_blocks * n_layer_ * block_ * row_;
-  try {
-    k_.assign(n, 0), v_.assign(n, 0);
-  } catch (const std::bad_alloc&) {
-    throw trueno::Error(strcat("kv pool: cannot allocate ", n_blocks, " blocks of ", block_positions, " positions (",
-                               2 * n * sizeof(std::uint16_t) / 1048576.0, " MiB)"));
-  }
+  k_.assign(n, 0), v_.assign(n, 0);  // std::bad_alloc: the CLI reports it with the sizes (cli/context.cpp)
   free_.resize(n_blocks);
   for (std::size_t i = 0; i < n_blocks; ++i) free_[i] = static_cast<std::uint32_t>(n_blocks - 1 - i);  // block 0 first
 }
