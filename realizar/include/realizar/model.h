@@ -15,6 +15,8 @@
 
 namespace realizar {
 
+class Recorder;  // realizar/recorder.h
+
 enum class Arch { Llama, Qwen2 };
 
 struct Config {
@@ -80,6 +82,9 @@ class Sequence {
   virtual std::span<const float> logits() const = 0;
   // "avx2", "cuda", ...
   virtual std::string backend_name() const = 0;
+  // Reports the named intermediates of each forward call's last token to r (recorder.h); nullptr stops.
+  // r must outlive its use. Recording may take a slower path (CUDA: eager, token by token).
+  virtual void set_recorder(Recorder* r) = 0;
 };
 
 // The CPU sequence (trueno's CPU kernels, the backend trueno selects): the prompt as one batch.
@@ -93,17 +98,21 @@ class Session final : public Sequence {
   void forward(std::span<const std::int32_t> tokens, bool all_logits = false) override;
   std::span<const float> logits() const override { return logits_; }
   std::string backend_name() const override;
+  void set_recorder(Recorder* r) override { recorder_ = r; }
 
  private:
   const Model& m_;
   const Config& c_;
   std::size_t n_ctx_, pos_ = 0;
+  Recorder* recorder_ = nullptr;
   std::vector<std::uint16_t> k_, v_;  // f16 [n_layer][n_ctx][n_head_kv * head_dim] (Note [F16 attention])
   std::vector<float> kf_, vf_;         // one layer's cache widened to f32 for the attention of a batch
   std::vector<float> x_, xn_, q_, k_new_, v_new_, att_, proj_, gate_, up_, logits_;
 
   void attention(std::size_t layer, std::size_t T);
   void rope(float* v, std::size_t n_heads, std::size_t pos) const;
+  // Records the last of `rows` rows of v when a recorder is set.
+  void tap(int layer, std::string_view tensor, const std::vector<float>& v, std::size_t rows) const;
 };
 
 // How the CUDA sequence multiplies (the commands' --decode-gemv and --prefill-precision).

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "realizar/model.h"
+#include "realizar/recorder.h"
 #include "trueno/ops.h"
 #include "trueno/quant.h"
 #include "trueno/threads.h"
@@ -132,6 +133,12 @@ void Session::attention(std::size_t layer, std::size_t T) {
   });
 }
 
+void Session::tap(int layer, std::string_view tensor, const std::vector<float>& v, std::size_t rows) const {
+  if (recorder_ == nullptr) return;
+  const std::size_t width = v.size() / rows;
+  recorder_->record(layer, tensor, std::span(v).subspan((rows - 1) * width, width));
+}
+
 void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   const std::size_t T = tokens.size(), d = c_.n_embd;
   if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
@@ -147,25 +154,33 @@ void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
     trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(id) * rb, rb), e.cols),
                        std::span(x_).subspan(t * d, d));
   }
+  tap(kNoLayer, "token_embd", x_, T);
   const std::size_t kv_row = std::size_t{c_.n_head_kv} * c_.head_dim;
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& w = m_.layers[l];
+    const int li = static_cast<int>(l);
     rmsnorm_rows(x_, w.attn_norm, c_.rms_eps, T, xn_);
+    tap(li, "attn_norm", xn_, T);
     linear(w.wq, xn_, T, q_), add_bias(q_, w.bq, T);
     linear(w.wk, xn_, T, k_new_), add_bias(k_new_, w.bk, T);
     linear(w.wv, xn_, T, v_new_), add_bias(v_new_, w.bv, T);
+    tap(li, "q", q_, T), tap(li, "k", k_new_, T), tap(li, "v", v_new_, T);
     for (std::size_t t = 0; t < T; ++t) {
       rope(q_.data() + t * c_.n_head * c_.head_dim, c_.n_head, pos_ + t);
       rope(k_new_.data() + t * kv_row, c_.n_head_kv, pos_ + t);
     }
+    tap(li, "q_rope", q_, T), tap(li, "k_rope", k_new_, T);
     const std::size_t at = (l * n_ctx_ + pos_) * kv_row;
     ops::f32_to_f16(std::span(k_new_).first(T * kv_row), std::span(k_).subspan(at, T * kv_row));
     ops::f32_to_f16(std::span(v_new_).first(T * kv_row), std::span(v_).subspan(at, T * kv_row));
     attention(l, T);
+    tap(li, "attn_out", att_, T);
     linear(w.wo, att_, T, proj_);
     ops::add(x_, proj_, x_);
+    tap(li, "ffn_inp", x_, T);
 
     rmsnorm_rows(x_, w.ffn_norm, c_.rms_eps, T, xn_);
+    tap(li, "ffn_norm", xn_, T);
     if (T == 1 && w.gate.type == w.up.type) {
       gate_.resize(c_.n_ff);
       trueno::quant_gate_up_swiglu(w.gate.type, w.gate.data, w.up.data, c_.n_ff, d, std::span(xn_).first(d), gate_);
@@ -174,14 +189,19 @@ void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
       linear(w.up, xn_, T, up_);
       ops::swiglu(gate_, up_, gate_);
     }
+    tap(li, "ffn_act", gate_, T);
     linear(w.down, gate_, T, proj_);
+    tap(li, "ffn_out", proj_, T);
     ops::add(x_, proj_, x_);
+    tap(li, "l_out", x_, T);
   }
   // Logits for every token (teacher forcing) or only the last (generation).
   const std::size_t first = all_logits ? 0 : T - 1, n = T - first;
   std::vector<float> last(x_.begin() + first * d, x_.end());
   rmsnorm_rows(last, m_.output_norm, c_.rms_eps, n, xn_);
+  tap(kNoLayer, "output_norm", xn_, n);
   linear(m_.output, xn_, n, logits_);
+  tap(kNoLayer, "logits", logits_, n);
   pos_ += T;
 }
 

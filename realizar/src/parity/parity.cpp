@@ -344,6 +344,10 @@ class FallbackSequence final : public Sequence {
   std::size_t kv_bytes() const override { return s_->kv_bytes(); }
   std::span<const float> logits() const override { return s_->logits(); }
   std::string backend_name() const override { return s_->backend_name(); }
+  void set_recorder(Recorder* r) override {
+    recorder_ = r;
+    s_->set_recorder(r);
+  }
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override {
     try {
       s_->forward(tokens, all_logits);
@@ -357,6 +361,7 @@ class FallbackSequence final : public Sequence {
       auto cpu = std::make_unique<Session>(m_, s_->n_ctx());
       s_.reset();  // frees the GPU's memory before the CPU pass allocates its own
       if (!history_.empty()) cpu->forward(history_, false);
+      cpu->set_recorder(recorder_);
       s_ = std::move(cpu);
       s_->forward(tokens, all_logits);
     }
@@ -369,6 +374,7 @@ class FallbackSequence final : public Sequence {
   std::function<void(const std::string&)> log_;
   std::vector<std::int32_t> history_;  // every token fed at positions [0, pos())
   bool fell_back_ = false;
+  Recorder* recorder_ = nullptr;
 };
 
 }  // namespace

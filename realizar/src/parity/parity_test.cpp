@@ -36,6 +36,7 @@ class FakeGpu final : public Sequence {
   std::size_t kv_bytes() const override { return s_.kv_bytes(); }
   std::span<const float> logits() const override { return logits_; }
   std::string backend_name() const override { return "fake-gpu"; }
+  void set_recorder(Recorder* r) override { s_.set_recorder(r); }
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override {
     const int call = (*calls_)++;
     if (call == f_.throw_on_call) throw std::runtime_error("fake-gpu: an illegal memory access was encountered (injected)");
