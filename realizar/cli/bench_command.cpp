@@ -10,6 +10,7 @@
 #include "commands.h"
 #include "model_options.h"
 #include "realizar/model.h"
+#include "realizar/recorder.h"
 #include "trueno/threads.h"
 
 namespace realizar::cli {
@@ -67,7 +68,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
     std::mt19937 rng(1);
     std::vector<std::int32_t> prompt(static_cast<std::size_t>(o->p));
     for (auto& t : prompt) t = static_cast<std::int32_t>(rng() % c.n_vocab);
-    const auto seq = o->m.open(model, file, ctx, prompt, forced);
+    const auto seq = with_finite_check(o->m.open(model, file, ctx, prompt, forced));
     Sequence& session = *seq;
     std::vector<Result> results;
     if (o->p > 0)

@@ -7,6 +7,7 @@
 #include "commands.h"
 #include "model_options.h"
 #include "realizar/model.h"
+#include "realizar/recorder.h"
 #include "trueno/error.h"
 
 namespace realizar::cli {
@@ -41,7 +42,7 @@ std::function<int()> add_logits_command(CLI::App& app) {
     if (ids.empty()) throw CLI::ValidationError("--tokens", "no token ids");
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
-    const auto seq = o->m.open(model, file, ids.size(), ids, forced);
+    const auto seq = with_finite_check(o->m.open(model, file, ids.size(), ids, forced));
     Sequence& session = *seq;
     session.forward(ids, true);
     std::ofstream f(o->out, std::ios::binary | std::ios::trunc);
