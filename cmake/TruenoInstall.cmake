@@ -39,6 +39,8 @@ foreach(entry IN LISTS built_backends)
     install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/${folder}/include/trueno DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   endif()
 endforeach()
+# realizar/parity.h includes the gate's numbers generated from contracts/gpu-parity.yaml.
+install(FILES ${PROJECT_BINARY_DIR}/realizar/generated/realizar/gate_contract.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/realizar)
 install(EXPORT trueno-targets NAMESPACE trueno:: DESTINATION ${trueno_cmake_dir})
 install(EXPORT realizar-targets NAMESPACE realizar:: DESTINATION ${trueno_cmake_dir})
 

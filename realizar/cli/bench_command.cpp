@@ -12,6 +12,7 @@
 #include "numbers.h"
 #include "model_options.h"
 #include "realizar/model.h"
+#include "realizar/recorder.h"
 #include "trueno/threads.h"
 
 namespace realizar::cli {
@@ -70,7 +71,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
     std::vector<std::int32_t> prompt(static_cast<std::size_t>(o->p));
     for (auto& t : prompt) t = static_cast<std::int32_t>(rng() % c.n_vocab);
     check_context(c, ctx, "--ctx-size");
-    const auto seq = open_sequence(o->m, model, file, ctx, prompt, forced);
+    const auto seq = with_finite_check(open_sequence(o->m, model, file, ctx, prompt, forced));
     Sequence& session = *seq;
     std::vector<Result> results;
     if (o->p > 0)

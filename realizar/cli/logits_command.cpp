@@ -7,6 +7,7 @@
 #include "context.h"
 #include "model_options.h"
 #include "realizar/model.h"
+#include "realizar/recorder.h"
 #include "trueno/error.h"
 #include "util/atomic_file.h"
 
@@ -45,7 +46,7 @@ std::function<int()> add_logits_command(CLI::App& app) {
     const auto file = gguf::File::open(o->m.model);
     const Model model(file, Config::from_gguf(file));
     check_context(model.config(), ids.size(), "--tokens");
-    const auto seq = open_sequence(o->m, model, file, ids.size(), ids, forced);
+    const auto seq = with_finite_check(open_sequence(o->m, model, file, ids.size(), ids, forced));
     Sequence& session = *seq;
     session.forward(ids, true);
     AtomicFile f(o->out);

@@ -17,6 +17,7 @@
 #include "numbers.h"
 #include "realizar/model.h"
 #include "realizar/parity.h"
+#include "realizar/recorder.h"
 #include "realizar/sampler.h"
 #include "realizar/tokenizer.h"
 #include "stop_strings.h"
@@ -115,9 +116,9 @@ std::function<int()> add_run_command(CLI::App& app) {
     // CUDA: uploads the weights and runs the parity gate; a GPU fault later continues on the CPU.
     auto opened = open_sequence(o->m, model, file, std::max<std::size_t>(ctx, ids.size()), ids, forced);
     const bool on_gpu = dynamic_cast<const Session*>(opened.get()) == nullptr;
-    const auto seq = on_gpu ? parity::with_cpu_fallback(model, std::move(opened),
-                                                        [](const std::string& line) { std::fprintf(stderr, "\nrealizar: %s\n", line.c_str()); })
-                            : std::move(opened);
+    const auto say = [](const std::string& line) { std::fprintf(stderr, "\nrealizar: %s\n", line.c_str()); };
+    // Outermost, the finite check: NaN logits stop the request naming the first non-finite tensor.
+    const auto seq = with_finite_check(on_gpu ? parity::with_cpu_fallback(model, std::move(opened), say) : std::move(opened));
     Sequence& session = *seq;
     t.load_s = seconds_since(t_load);
 

@@ -17,6 +17,8 @@
 
 namespace realizar {
 
+class Recorder;  // realizar/recorder.h
+
 enum class Arch { Llama, Qwen2 };
 
 struct Config {
@@ -82,6 +84,9 @@ class Sequence {
   virtual std::span<const float> logits() const = 0;
   // "avx2", "cuda", ...
   virtual std::string backend_name() const = 0;
+  // Reports the named intermediates of each forward call's last token to r (recorder.h); nullptr stops.
+  // r must outlive its use. Recording may take a slower path (CUDA: eager, token by token).
+  virtual void set_recorder(Recorder* r) = 0;
 };
 
 // One row of a CPU forward step: a token at its position, and the cache it reads and appends to.
@@ -113,12 +118,14 @@ class Session final : public Sequence {
   std::span<const float> logits() const override { return logits_; }
   std::string backend_name() const override;
   const KvCache& kv_cache() const { return cache_; }
+  void set_recorder(Recorder* r) override { recorder_ = r; }
 
  private:
   friend class CpuBatch;
   const Model& m_;
   const Config& c_;
   std::size_t n_ctx_, pos_ = 0;
+  Recorder* recorder_ = nullptr;
   KvCache cache_;  // f16 (Note [F16 attention])
   CpuScratch w_;
   std::vector<Row> rows_;

@@ -11,14 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "realizar/gate_contract.h"  // generated from contracts/gpu-parity.yaml
 #include "realizar/model.h"
 
 namespace realizar::parity {
 
-// contracts/gpu-parity.yaml, restated (a test checks the two agree).
-inline constexpr double kMinCosine = 0.98;       // per compared position, cosine in f64
-inline constexpr std::size_t kMinPositions = 8;  // positions compared, at least
-inline constexpr std::size_t kProbePositions = 16;
+// contracts/gpu-parity.yaml's gate.
+inline constexpr double kMinCosine = REALIZAR_GATE_MIN_COSINE;                      // per compared position, f64
+inline constexpr double kMinArgmaxAgreement = REALIZAR_GATE_MIN_ARGMAX_AGREEMENT;   // fraction of positions
+inline constexpr std::size_t kMinPositions = REALIZAR_GATE_MIN_POSITIONS;           // positions compared, at least
+inline constexpr std::size_t kProbePositions = REALIZAR_GATE_PROBE_POSITIONS;
+inline constexpr double kTensorMinCosine = REALIZAR_GATE_TENSOR_MIN_COSINE;         // divergence reports
 
 struct PositionCheck {
   std::size_t pos = 0;
@@ -33,11 +36,33 @@ struct Verdict {
   double min_cosine = 0, max_abs = 0;
   std::size_t argmax_agree = 0;
   double seconds = 0;  // the gate's own time (the GPU probe and the comparison)
-  std::string reason;  // why it failed (cosines, argmaxes, an error), or empty
+  std::string reason;  // why it failed (cosines, argmaxes, the first diverging tensor, an error), or empty
   bool cached = false;
   // "cuda passed: min cosine 0.99991 over 16 positions, 0.21 s" / "cuda rejected: ..."
   std::string summary() const;
 };
+
+// One named intermediate (recorder.h) of a candidate against the CPU's over the probe, at its worst position.
+struct TensorCheck {
+  int layer = -1;  // kNoLayer for token_embd, output_norm, logits
+  std::string tensor;
+  std::size_t pos = 0;
+  double cosine = 1, max_abs = 0;  // cosine 0 when non-finite
+};
+
+// Where a candidate departs from the CPU (Note [Layer trace], layers.cpp).
+struct LayerTrace {
+  std::string backend;
+  std::vector<TensorCheck> tensors;  // every tensor the CPU records, in its order, each at its worst position
+  std::optional<TensorCheck> first;  // the earliest position with a tensor below kTensorMinCosine, and its first one
+  std::string error;                 // the candidate threw or left a tensor unrecorded
+  // "first divergence: layer 2 ffn_out at position 3 (cosine -1.00000 < 0.99)", or why there is none.
+  std::string summary() const;
+};
+
+// Feeds the probe one token at a time to a CPU Session and to s (reset before and after), both recording,
+// and compares every named tensor at every position.
+LayerTrace trace_layers(const Model& m, const std::string& backend, Sequence& s, std::span<const std::int32_t> probe);
 
 // The probe: the prompt's first kProbePositions tokens, completed by fixed tokens when it is shorter.
 std::vector<std::int32_t> probe_tokens(const Model& m, std::span<const std::int32_t> prompt);
@@ -75,6 +100,9 @@ Selection select(const Model& m, std::span<const Candidate> candidates, std::siz
 
 // Runs the gate on every candidate (none is kept): the `realizar parity` table.
 std::vector<Verdict> check_all(const Model& m, std::span<const Candidate> candidates, std::span<const std::int32_t> prompt);
+
+// trace_layers for every candidate (`realizar parity --layers`).
+std::vector<LayerTrace> check_layers(const Model& m, std::span<const Candidate> candidates, std::span<const std::int32_t> prompt);
 
 // What identifies the model file for the verdict cache: path, size, modification time, tensor table.
 std::string model_identity(const gguf::File& file);

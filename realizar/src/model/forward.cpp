@@ -22,6 +22,7 @@
 
 #include "realizar/kv_cache.h"
 #include "realizar/model.h"
+#include "realizar/recorder.h"
 #include "trueno/ops.h"
 #include "trueno/quant.h"
 #include "trueno/threads.h"
@@ -156,9 +157,16 @@ void attention(const Model& m, std::size_t layer, std::span<const Row> rows, Cpu
   }
 }
 
+// Records the last of `rows` rows of v when there is a recorder (realizar/recorder.h).
+void tap(Recorder* r, int layer, std::string_view tensor, const std::vector<float>& v, std::size_t rows) {
+  if (r == nullptr) return;
+  const std::size_t width = v.size() / rows;
+  r->record(layer, tensor, std::span(v).subspan((rows - 1) * width, width));
+}
+
 // The forward pass over rows (tokens at their positions, each with its cache, already reserved):
-// logits of rows [first_logits, T) into w.logits.
-void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_logits, CpuScratch& w) {
+// logits of rows [first_logits, T) into w.logits; the last row's intermediates to rec when given.
+void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_logits, CpuScratch& w, Recorder* rec) {
   const Config& c_ = m.config();
   const std::size_t T = rows.size(), d = c_.n_embd;
   w.x.resize(T * d);
@@ -168,24 +176,32 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
     trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(rows[t].token) * rb, rb), e.cols),
                        std::span(w.x).subspan(t * d, d));
   }
+  tap(rec, kNoLayer, "token_embd", w.x, T);
   const std::size_t kv_row = std::size_t{c_.n_head_kv} * c_.head_dim;
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& lw = m.layers[l];
+    const int li = static_cast<int>(l);
     rmsnorm_rows(w.x, lw.attn_norm, c_.rms_eps, T, w.xn);
+    tap(rec, li, "attn_norm", w.xn, T);
     linear(lw.wq, w.xn, T, w.q), add_bias(w.q, lw.bq, T);
     linear(lw.wk, w.xn, T, w.k_new), add_bias(w.k_new, lw.bk, T);
     linear(lw.wv, w.xn, T, w.v_new), add_bias(w.v_new, lw.bv, T);
+    tap(rec, li, "q", w.q, T), tap(rec, li, "k", w.k_new, T), tap(rec, li, "v", w.v_new, T);
     for (std::size_t t = 0; t < T; ++t) {
       rope(m, w.q.data() + t * c_.n_head * c_.head_dim, c_.n_head, rows[t].pos);
       rope(m, w.k_new.data() + t * kv_row, c_.n_head_kv, rows[t].pos);
       ops::f32_to_f16(std::span(w.k_new).subspan(t * kv_row, kv_row), std::span(rows[t].cache->k(l, rows[t].pos), kv_row));
       ops::f32_to_f16(std::span(w.v_new).subspan(t * kv_row, kv_row), std::span(rows[t].cache->v(l, rows[t].pos), kv_row));
     }
+    tap(rec, li, "q_rope", w.q, T), tap(rec, li, "k_rope", w.k_new, T);
     attention(m, l, rows, w);
+    tap(rec, li, "attn_out", w.att, T);
     linear(lw.wo, w.att, T, w.proj);
     ops::add(w.x, w.proj, w.x);
+    tap(rec, li, "ffn_inp", w.x, T);
 
     rmsnorm_rows(w.x, lw.ffn_norm, c_.rms_eps, T, w.xn);
+    tap(rec, li, "ffn_norm", w.xn, T);
     if (T == 1 && lw.gate.type == lw.up.type) {
       w.gate.resize(c_.n_ff);
       trueno::quant_gate_up_swiglu(lw.gate.type, lw.gate.data, lw.up.data, c_.n_ff, d, std::span(w.xn).first(d), w.gate);
@@ -194,13 +210,18 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
       linear(lw.up, w.xn, T, w.up);
       ops::swiglu(w.gate, w.up, w.gate);
     }
+    tap(rec, li, "ffn_act", w.gate, T);
     linear(lw.down, w.gate, T, w.proj);
+    tap(rec, li, "ffn_out", w.proj, T);
     ops::add(w.x, w.proj, w.x);
+    tap(rec, li, "l_out", w.x, T);
   }
   const std::size_t n = T - first_logits;
   std::vector<float> last(w.x.begin() + first_logits * d, w.x.end());
   rmsnorm_rows(last, m.output_norm, c_.rms_eps, n, w.xn);
+  tap(rec, kNoLayer, "output_norm", w.xn, n);
   linear(m.output, w.xn, n, w.logits);
+  tap(rec, kNoLayer, "logits", w.logits, n);
 }
 
 void check_tokens(const Config& c, std::span<const std::int32_t> tokens) {
@@ -221,7 +242,7 @@ void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   rows_.resize(T);
   for (std::size_t t = 0; t < T; ++t) rows_[t] = {tokens[t], pos_ + t, &cache_};
   // Logits for every token (teacher forcing) or only the last (generation).
-  forward_rows(m_, rows_, all_logits ? 0 : T - 1, w_);
+  forward_rows(m_, rows_, all_logits ? 0 : T - 1, w_, recorder_);
   logits_.swap(w_.logits);
   pos_ += T;
 }
@@ -243,7 +264,7 @@ void CpuBatch::step(std::span<Session* const> seqs, std::span<const std::int32_t
     s.cache_.reserve(s.pos_ + 1);  // may throw OutOfKvBlocks: nothing has advanced yet
     rows_[i] = {tokens[i], s.pos_, &s.cache_};
   }
-  forward_rows(m_, rows_, 0, w_);
+  forward_rows(m_, rows_, 0, w_, nullptr);
   for (std::size_t i = 0; i < B; ++i) {
     Session& s = *seqs[i];
     s.logits_.assign(w_.logits.begin() + i * V, w_.logits.begin() + (i + 1) * V);

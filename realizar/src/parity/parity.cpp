@@ -7,7 +7,10 @@
 // fixed ones: the backend takes the first 8 as one batch and the rest one at a time, so its prompt and
 // its decode kernels both answer) and their logits are compared at every position, not only the first: bugs that need
 // context (rope at later positions, the KV cache, attention over several chunks) show up past position
-// 0. A position passes at cosine >= kMinCosine (f64); the backend passes when every position does. The
+// 0. A position passes at cosine >= kMinCosine (f64); the backend passes when every position does and
+// the argmaxes agree on at least kMinArgmaxAgreement of them (a cosine per position tolerates mild
+// corruption: a rope fault with angles x1.5 kept every cosine >= 0.992 and agreed on 10 of 16). A
+// rejected backend is traced layer by layer (Note [Layer trace], layers.cpp) to name where it departs. The
 // candidate's own sequence runs the probe and is then reset and kept, so the gate costs one short
 // prompt on each side, not a second weight upload. Verdicts are cached per (model file, device and
 // driver, kernel sources and options, CUDA modes); a failing verdict is cached too, errors that
@@ -23,6 +26,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "realizar/recorder.h"
 #include "trueno/error.h"
 #include "util/strcat.h"
 
@@ -54,14 +58,20 @@ std::string fixed(double v, int digits) {
 class CpuReference {
  public:
   CpuReference(const Model& m, std::span<const std::int32_t> probe) : m_(m), probe_(probe) {}
+  // Non-finite CPU logits are the model's fault, not a backend's: NonFiniteError naming where.
   const std::vector<float>& logits() {
     if (logits_.empty()) {
       Session cpu(m_, probe_.size());
       cpu.forward(probe_, true);
+      const std::size_t V = m_.config().n_vocab;
+      for (std::size_t t = 0; t < probe_.size(); ++t)
+        if (!all_finite(cpu.logits().subspan(t * V, V)))
+          throw_non_finite(cpu, probe_.first(t + 1), strcat("the parity probe's CPU pass has non-finite logits at position ", t));
       logits_.assign(cpu.logits().begin(), cpu.logits().end());
     }
     return logits_;
   }
+  const Model& model() const { return m_; }
 
  private:
   const Model& m_;
@@ -91,6 +101,7 @@ Verdict gate(const std::string& name, Sequence& s, std::span<const std::int32_t>
   } catch (const std::exception& e) {
     v.backend = name, v.passed = false, v.reason = strcat("the probe failed: ", e.what());
   }
+  if (!v.passed && !v.positions.empty()) v.reason = strcat(v.reason, "; ", trace_layers(cpu.model(), name, s, probe).summary());
   v.seconds = seconds_since(t);
   return v;
 }
@@ -210,15 +221,22 @@ Verdict compare(const std::string& backend, const float* cpu, const float* gpu, 
     v.min_cosine = std::min(v.min_cosine, p.cosine), v.max_abs = std::max(v.max_abs, p.max_abs);
     v.argmax_agree += p.argmax_cpu == p.argmax_gpu;
   }
-  v.passed = T >= kMinPositions && v.min_cosine >= kMinCosine;
-  if (T < kMinPositions)
+  const bool argmax_ok = static_cast<double>(v.argmax_agree) >= kMinArgmaxAgreement * static_cast<double>(T);
+  v.passed = T >= kMinPositions && v.min_cosine >= kMinCosine && argmax_ok;
+  if (T < kMinPositions) {
     v.reason = strcat("only ", T, " positions compared (at least ", kMinPositions, ")");
-  else if (non_finite_at != SIZE_MAX)
+  } else if (non_finite_at != SIZE_MAX) {
     v.reason = strcat("non-finite logits at position ", non_finite_at, " (argmax agreement ", v.argmax_agree, "/", T, ")");
-  else if (!v.passed)
+  } else if (v.min_cosine < kMinCosine) {
     v.reason = strcat("cosine ", fixed(worst->cosine, 5), " < ", kMinCosine, " at position ", worst->pos, " (argmax cpu ", worst->argmax_cpu,
                       ", ", backend, " ", worst->argmax_gpu, "; max |d| ", fixed(v.max_abs, 4), "; argmax agreement ", v.argmax_agree, "/", T,
                       ")");
+  } else if (!argmax_ok) {
+    const auto differs = std::find_if(v.positions.begin(), v.positions.end(), [](const PositionCheck& p) { return p.argmax_cpu != p.argmax_gpu; });
+    v.reason = strcat("argmax agreement ", v.argmax_agree, "/", T, " < ", kMinArgmaxAgreement, " of positions (first difference at position ",
+                      differs->pos, ": cpu ", differs->argmax_cpu, ", ", backend, " ", differs->argmax_gpu, "; min cosine ",
+                      fixed(v.min_cosine, 5), ")");
+  }
   return v;
 }
 
@@ -342,6 +360,10 @@ class FallbackSequence final : public Sequence {
   std::size_t kv_bytes() const override { return s_->kv_bytes(); }
   std::span<const float> logits() const override { return s_->logits(); }
   std::string backend_name() const override { return s_->backend_name(); }
+  void set_recorder(Recorder* r) override {
+    recorder_ = r;
+    s_->set_recorder(r);
+  }
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override {
     try {
       s_->forward(tokens, all_logits);
@@ -355,6 +377,7 @@ class FallbackSequence final : public Sequence {
       auto cpu = std::make_unique<Session>(m_, s_->n_ctx());
       s_.reset();  // frees the GPU's memory before the CPU pass allocates its own
       if (!history_.empty()) cpu->forward(history_, false);
+      cpu->set_recorder(recorder_);
       s_ = std::move(cpu);
       s_->forward(tokens, all_logits);
     }
@@ -367,6 +390,7 @@ class FallbackSequence final : public Sequence {
   std::function<void(const std::string&)> log_;
   std::vector<std::int32_t> history_;  // every token fed at positions [0, pos())
   bool fell_back_ = false;
+  Recorder* recorder_ = nullptr;
 };
 
 }  // namespace

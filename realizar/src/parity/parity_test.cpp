@@ -13,6 +13,8 @@
 #include <fstream>
 #include <limits>
 
+#include "realizar/recorder.h"
+#include "support/gguf_damage.h"
 #include "support/logits_compare.h"
 #include "support/testdata.h"
 
@@ -25,9 +27,14 @@ struct Fault {
   bool nan = false;                     // NaN logits at position 5
   int throw_on_call = -1;               // forward call number that throws (a launch failure)
   bool decode_only = false;             // perturb only one-token calls (a bug in the decode kernels)
+  bool swap_top2 = false;               // instead: swap the two largest logits (argmax changes, cosine barely)
+  int layer = -1;                       // instead: this layer's ffn_out and all after it negated (recorded and logits)
 };
 
-class FakeGpu final : public Sequence {
+// Records what it computes as a real backend would: the fault shows in the recorded tensors too (the
+// logits as returned; with `layer`, that layer's ffn_out and everything after it negated, as a wrong down
+// projection would carry through the rest of the pass).
+class FakeGpu final : public Sequence, private Recorder {
  public:
   FakeGpu(const Model& m, std::size_t n_ctx, Fault f, int* calls) : s_(m, n_ctx), f_(f), calls_(calls) {}
   std::size_t n_ctx() const override { return s_.n_ctx(); }
@@ -36,19 +43,19 @@ class FakeGpu final : public Sequence {
   std::size_t kv_bytes() const override { return s_.kv_bytes(); }
   std::span<const float> logits() const override { return logits_; }
   std::string backend_name() const override { return "fake-gpu"; }
+  void set_recorder(Recorder* r) override {
+    to_ = r;
+    s_.set_recorder(r != nullptr ? this : nullptr);
+  }
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override {
     const int call = (*calls_)++;
     if (call == f_.throw_on_call) throw std::runtime_error("fake-gpu: an illegal memory access was encountered (injected)");
     const std::size_t p0 = s_.pos();
+    last_ = p0 + tokens.size() - 1, one_token_ = tokens.size() == 1;
     s_.forward(tokens, all_logits);
     logits_.assign(s_.logits().begin(), s_.logits().end());
     const std::size_t rows = all_logits ? tokens.size() : 1, V = logits_.size() / rows;
-    for (std::size_t r = 0; r < rows; ++r) {
-      const std::size_t pos = all_logits ? p0 + r : p0 + tokens.size() - 1;
-      float* row = logits_.data() + r * V;
-      if (pos >= f_.perturb_from && (!f_.decode_only || tokens.size() == 1)) std::rotate(row, row + V / 3, row + V);  // someone else's logits
-      if (f_.nan && pos == 5) row[7] = std::numeric_limits<float>::quiet_NaN();
-    }
+    for (std::size_t r = 0; r < rows; ++r) perturb(logits_.data() + r * V, V, all_logits ? p0 + r : last_);
   }
 
  private:
@@ -56,6 +63,37 @@ class FakeGpu final : public Sequence {
   Fault f_;
   int* calls_;
   std::vector<float> logits_;
+  Recorder* to_ = nullptr;
+  std::size_t last_ = 0;  // the position of the call's last token (the recorded one)
+  bool one_token_ = false, past_ = false;
+
+  void perturb(float* row, std::size_t V, std::size_t pos) const {
+    if (pos >= f_.perturb_from && (!f_.decode_only || one_token_)) {
+      if (f_.layer >= 0) {
+        for (std::size_t k = 0; k < V; ++k) row[k] = -row[k];
+      } else if (f_.swap_top2) {
+        const std::size_t top = std::max_element(row, row + V) - row;
+        std::size_t second = top == 0 ? 1 : 0;
+        for (std::size_t k = 0; k < V; ++k)
+          if (k != top && row[k] > row[second]) second = k;
+        std::swap(row[top], row[second]);
+      } else {
+        std::rotate(row, row + V / 3, row + V);  // someone else's logits
+      }
+    }
+    if (f_.nan && pos == 5) row[7] = std::numeric_limits<float>::quiet_NaN();
+  }
+
+  void record(int layer, std::string_view t, std::span<const float> v) override {
+    if (t == "token_embd") past_ = false;
+    if (f_.layer >= 0 && last_ >= f_.perturb_from && layer == f_.layer && t == "ffn_out") past_ = true;
+    std::vector<float> out(v.begin(), v.end());
+    if (t == "logits")
+      perturb(out.data(), out.size(), last_);
+    else if (past_)
+      for (float& x : out) x = -x;
+    to_->record(layer, t, out);
+  }
 };
 
 // Forward calls of one gate: the probe's first half as a batch, then one call per remaining token.
@@ -76,6 +114,8 @@ TEST(Parity, CodeAgreesWithTheContract) {
   const char* env = std::getenv("TRUENO_CONTRACTS_DIR");
   const YAML::Node y = YAML::LoadFile(std::string(env ? env : TRUENO_CONTRACTS_DIR) + "/gpu-parity.yaml");
   EXPECT_EQ(y["gate"]["min_cosine"].as<double>(), kMinCosine);
+  EXPECT_EQ(y["gate"]["min_argmax_agreement"].as<double>(), kMinArgmaxAgreement);
+  EXPECT_EQ(y["gate"]["tensor_min_cosine"].as<double>(), kTensorMinCosine);
   EXPECT_EQ(y["gate"]["min_positions"].as<std::size_t>(), kMinPositions);
   EXPECT_EQ(y["gate"]["probe_positions"].as<std::size_t>(), kProbePositions);
   EXPECT_EQ(y["priority"][0].as<std::string>(), "cuda");
@@ -221,8 +261,9 @@ TEST(Parity, VerdictsAreCachedPerModelAndBackendAndRecheckRunsTheGate) {
   int bad_calls = 0;
   const Candidate bad[] = {fake(l.model, Fault{4, false, -1}, &bad_calls, "faulty device")};
   EXPECT_NE(select(l.model, bad, 32, {}, o).sequence->backend_name(), "fake-gpu");
+  const int after_first = bad_calls;  // the probe and the layer trace of the rejection
   EXPECT_NE(select(l.model, bad, 32, {}, o).sequence->backend_name(), "fake-gpu");
-  EXPECT_EQ(bad_calls, kProbeCalls);
+  EXPECT_EQ(bad_calls, after_first);
   std::filesystem::remove_all(dir);
 }
 
@@ -254,6 +295,82 @@ TEST(Parity, FaultMidGenerationContinuesOnTheCpu) {
   EXPECT_NE(s->backend_name(), "fake-gpu");
 }
 
+// A fault that keeps every position's cosine high but changes the argmax (as a rope fault with angles
+// x1.5 did: cosine >= 0.992, argmax 10/16) is rejected by the argmax term; a few flips are tolerated.
+TEST(Parity, GoodCosineWithPoorArgmaxAgreementIsRejected) {
+  Loaded l("stories260K.gguf");
+  int calls = 0;
+  const Candidate flipped[] = {fake(l.model, Fault{.perturb_from = 4, .swap_top2 = true}, &calls)};
+  const Selection s = select(l.model, flipped, 32, {}, GateOptions{});
+  ASSERT_EQ(s.verdicts.size(), 1u);
+  const Verdict& v = s.verdicts[0];
+  std::printf("%s\n", v.summary().c_str());
+  EXPECT_GE(v.min_cosine, kMinCosine) << "the cosine alone would pass";
+  EXPECT_FALSE(v.passed);
+  EXPECT_NE(s.sequence->backend_name(), "fake-gpu");
+  EXPECT_NE(v.reason.find("argmax agreement 4/16 < 0.75 of positions (first difference at position 4"), std::string::npos) << v.reason;
+  const Candidate few[] = {fake(l.model, Fault{.perturb_from = 13, .swap_top2 = true}, &calls)};
+  const Selection ok = select(l.model, few, 32, {}, GateOptions{});
+  EXPECT_TRUE(ok.verdicts.at(0).passed) << ok.line;
+  EXPECT_EQ(ok.verdicts[0].argmax_agree, 13u);
+}
+
+// A fake GPU whose layer 2 ffn_out goes wrong from position 6: the gate's reason and the layer trace
+// name that layer, tensor and position, with everything computed before it matching.
+TEST(Parity, LayerTraceNamesTheFirstDivergingLayerAndTensor) {
+  Loaded l("stories260K.gguf");
+  int calls = 0;
+  const Candidate c[] = {fake(l.model, Fault{.perturb_from = 6, .layer = 2}, &calls)};
+  const Selection s = select(l.model, c, 32, {}, GateOptions{});
+  std::printf("%s\n", s.line.c_str());
+  EXPECT_FALSE(s.verdicts.at(0).passed);
+  EXPECT_NE(s.verdicts[0].reason.find("first divergence: layer 2 ffn_out at position 6 (cosine -1.00000"), std::string::npos)
+      << s.verdicts[0].reason;
+
+  const std::vector<LayerTrace> traces = check_layers(l.model, c, {});
+  ASSERT_EQ(traces.size(), 1u);
+  const LayerTrace& t = traces[0];
+  EXPECT_TRUE(t.error.empty()) << t.error;
+  ASSERT_TRUE(t.first.has_value()) << t.summary();
+  EXPECT_EQ(t.first->layer, 2);
+  EXPECT_EQ(t.first->tensor, "ffn_out");
+  EXPECT_EQ(t.first->pos, 6u);
+  const std::size_t per_layer = std::size(kLayerTensors);
+  ASSERT_EQ(t.tensors.size(), 1 + l.model.config().n_layer * per_layer + 2);
+  const std::size_t at = 1 + 2 * per_layer + 10;  // token_embd, layers 0 and 1, then layer 2's ffn_out
+  ASSERT_EQ(t.tensors[at].tensor, "ffn_out");
+  for (std::size_t i = 0; i < t.tensors.size(); ++i) {
+    const std::string what = tensor_label(t.tensors[i].layer, t.tensors[i].tensor);
+    if (i < at)
+      EXPECT_GE(t.tensors[i].cosine, 0.99999) << what;
+    else
+      EXPECT_LT(t.tensors[i].cosine, kTensorMinCosine) << what;
+  }
+
+  const Candidate good[] = {fake(l.model, {}, &calls)};
+  const LayerTrace g = check_layers(l.model, good, {}).at(0);
+  EXPECT_FALSE(g.first.has_value()) << g.summary();
+  EXPECT_NE(g.summary().find("no intermediate below"), std::string::npos) << g.summary();
+}
+
+// NaN logits on the CPU side of the probe are the model's fault: the gate says where instead of
+// blaming the backend.
+TEST(Parity, NonFiniteCpuProbeNamesTheTensorInsteadOfBlamingTheBackend) {
+  const auto bytes = test::damaged_gguf(test::testdata_dir() + "/models/stories260K.gguf", "blk.1.attn_q.weight", 0,
+                                        std::numeric_limits<float>::quiet_NaN());
+  const auto file = gguf::File::parse(bytes, "damaged.gguf");
+  const Model model(file, Config::from_gguf(file));
+  int calls = 0;
+  const Candidate c[] = {fake(model, {}, &calls)};
+  try {
+    select(model, c, 32, {}, GateOptions{});
+    ADD_FAILURE() << "no error";
+  } catch (const NonFiniteError& e) {
+    EXPECT_NE(std::string(e.what()).find("the parity probe's CPU pass has non-finite logits at position 0"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("is layer 1 q (1 of 64 values"), std::string::npos) << e.what();
+  }
+}
+
 // The real CUDA backend passes the gate on every test model (label gpu; a visible skip elsewhere). The
 // injected kernel faults (TRUENO_CUDA_DEFINES=TRUENO_FAULT_ROPE=1 or TRUENO_FAULT_GEMV_SKIP=1, compiled
 // into the kernels) need a fresh process each: docs/CUDA.md records their `realizar parity` runs.
@@ -269,6 +386,25 @@ TEST(CudaGpuParity, GatePassesCudaOnEveryTestModel) {
     std::printf("%s: %s\n", entry.path().filename().c_str(), s.line.c_str());
     EXPECT_TRUE(s.verdicts.at(0).passed) << entry.path() << ": " << s.line;
     EXPECT_EQ(s.sequence->backend_name(), "cuda");
+  }
+}
+
+// The CUDA sequence's recorded intermediates (eager decode steps, Note [Intermediates]) match the CPU's
+// on every test model: every tensor recorded, none below kTensorMinCosine (label gpu; a visible skip elsewhere).
+TEST(CudaGpuParity, LayerTraceFindsNoDivergenceOnEveryTestModel) {
+  std::string why;
+  if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  for (const auto& entry : std::filesystem::directory_iterator(test::testdata_dir() + "/models")) {
+    if (entry.path().extension() != ".gguf") continue;
+    Loaded l(entry.path().filename().string());
+    const auto probe = probe_tokens(l.model, {});
+    const auto s = make_cuda_sequence(l.model, probe.size());
+    const LayerTrace t = trace_layers(l.model, "cuda", *s, probe);
+    std::printf("%s: %s\n", entry.path().filename().c_str(), t.summary().c_str());
+    EXPECT_TRUE(t.error.empty()) << entry.path() << ": " << t.error;
+    EXPECT_FALSE(t.first.has_value()) << entry.path() << ": " << t.summary();
+    EXPECT_EQ(t.tensors.size(), 1 + l.model.config().n_layer * std::size(kLayerTensors) + 2) << entry.path();
+    EXPECT_EQ(s->pos(), 0u) << "the trace leaves the sequence empty";
   }
 }
 

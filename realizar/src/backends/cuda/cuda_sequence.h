@@ -74,6 +74,7 @@ class CudaSequence final : public Sequence {
   std::span<const float> logits() const override { return logits_; }
   // "cuda", or with the non-default modes: "cuda/cublas-f16", "cuda/fp8-prefill", "cuda/token-prefill".
   std::string backend_name() const override { return w_->backend_name(); }
+  void set_recorder(Recorder* r) override { recorder_ = r; }
 
  private:
   std::shared_ptr<const CudaWeights> w_;
@@ -98,6 +99,11 @@ class CudaSequence final : public Sequence {
   std::map<std::pair<bool, std::size_t>, cu::Graph> graphs_;  // (logits, position bucket) -> decode graph
   PrefillBuffers pre_;
   cu::DeviceBuffer w16_;  // one matrix dequantized to f16 for a prefill product
+  Recorder* recorder_ = nullptr;
+  bool recording_ = false;          // this step is eager and taps its buffers (Note [Intermediates], recorder.cpp)
+  std::vector<float> tapped_, ffn_inp_;
+  // While recording_: downloads b's first n floats and records them (l_out also records ffn_out).
+  void tap(int layer, std::string_view tensor, const cu::DeviceBuffer& b, std::size_t n);
 
   struct Product {
     const DeviceMatrix* w;

@@ -27,6 +27,7 @@
 #include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemm.h"
 #include "backends/cuda/cuda_sequence.h"
+#include "realizar/recorder.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
 
@@ -196,6 +197,20 @@ std::size_t CudaSequence::bucket_for(std::size_t pos) const {
   return std::min(b, n_ctx_);
 }
 
+void CudaSequence::tap(int layer, std::string_view tensor, const cu::DeviceBuffer& b, std::size_t n) {
+  if (!recording_) return;
+  ctx_.synchronize();
+  tapped_.resize(n);
+  b.download(tapped_.data(), n * sizeof(float));
+  if (tensor == "ffn_inp") ffn_inp_ = tapped_;
+  if (tensor == "l_out") {  // the down product accumulated into x: ffn_out = l_out - ffn_inp
+    std::vector<float> out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = tapped_[i] - ffn_inp_[i];
+    recorder_->record(layer, "ffn_out", out);
+  }
+  recorder_->record(layer, tensor, tapped_);
+}
+
 void CudaSequence::enqueue(bool logits, std::size_t bucket) {
   const std::size_t d = c_.n_embd;
   const int group = static_cast<int>(c_.n_head / c_.n_head_kv);
@@ -208,32 +223,44 @@ void CudaSequence::enqueue(bool logits, std::size_t bucket) {
     else
       cu::rmsnorm(ctx_, x_.ptr(), weight.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
   };
+  const std::size_t qd = std::size_t{c_.n_head} * c_.head_dim;
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = layers_[l];
+    const int li = static_cast<int>(l);
     norm(w.attn_norm);
+    tap(li, "attn_norm", xn_, d);
     linear({{&w.wq, &q_}, {&w.wk, &k_}, {&w.wv, &v_}}, xn_, xq_embd_, false, fuse_embd);
     if (w.bq.bytes() != 0) cu::add_inplace(ctx_, q_.ptr(), w.bq.ptr(), w.bq.bytes() / 4);
     if (w.bk.bytes() != 0) cu::add_inplace(ctx_, k_.ptr(), w.bk.ptr(), w.bk.bytes() / 4);
     if (w.bv.bytes() != 0) cu::add_inplace(ctx_, v_.ptr(), w.bv.ptr(), w.bv.bytes() / 4);
+    tap(li, "q", q_, qd), tap(li, "k", k_, kv_row_), tap(li, "v", v_, kv_row_);
     const std::size_t layer_off = l * n_ctx_ * kv_row_ * sizeof(std::uint16_t);
     cu::rope_append(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(),
                     rope_, k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off);
+    tap(li, "q_rope", q_, qd), tap(li, "k_rope", k_, kv_row_);  // rope_append rotates q and k in place
     cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
                          *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_),
                          static_cast<int>(bucket));
+    tap(li, "attn_out", att_, qd);
     linear({{&w.wo, &x_}}, att_, xq_embd_, /*accumulate=*/true);  // the residual: x += Wo att
+    tap(li, "ffn_inp", x_, d);
 
     norm(w.ffn_norm);
+    tap(li, "ffn_norm", xn_, d);
     linear({{&w.gate, &gate_}, {&w.up, &up_}}, xn_, xq_embd_, false, fuse_embd);
     if (fuse_ff)
       cu::swiglu_quantize(ctx_, gate_.ptr(), up_.ptr(), *xq_ff_);
     else
       cu::swiglu(ctx_, gate_.ptr(), up_.ptr(), c_.n_ff);
+    tap(li, "ffn_act", gate_, c_.n_ff);
     linear({{&w.down, &x_}}, gate_, xq_ff_, /*accumulate=*/true, fuse_ff);
+    tap(li, "l_out", x_, d);
   }
   if (logits) {
     norm(output_norm_);
+    tap(kNoLayer, "output_norm", xn_, d);
     linear({{&output_, &logits_dev_}}, xn_, xq_embd_, false, fuse_embd);
+    tap(kNoLayer, "logits", logits_dev_, c_.n_vocab);
   }
 }
 
@@ -250,8 +277,9 @@ void CudaSequence::step(std::int32_t token, float* logits_out) {
   cu::check(drv.memcpy_htod_async(x_.ptr(), row, d * sizeof(float), ctx_.stream()), "cuMemcpyHtoDAsync(embedding)");
   cu::check(drv.memcpy_htod_async(pos_dev_.ptr(), row + d, sizeof pos, ctx_.stream()), "cuMemcpyHtoDAsync(position)");
   const bool want = logits_out != nullptr;
+  if (recording_) recorder_->record(kNoLayer, "token_embd", std::span<const float>(row, d));
   const std::size_t bucket = bucket_for(pos_);
-  if (use_graphs_ && warmed_[want]) {  // Note [Decode graph]
+  if (use_graphs_ && warmed_[want] && !recording_) {  // Note [Decode graph]
     cu::Graph& g = graphs_[{want, bucket}];
     if (!g.ready()) g.capture(ctx_, [&] { enqueue(want, bucket); });
     g.launch(ctx_);
@@ -276,14 +304,16 @@ void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits
       throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
   logits_.resize((all_logits ? T : 1) * V);
   ctx_.make_current();
-  if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported()) {
+  if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported() && recorder_ == nullptr) {
     prefill(tokens, all_logits, logits_.data());
     return;
   }
   for (std::size_t t = 0; t < T; ++t) {
     float* out = all_logits ? logits_.data() + t * V : (t + 1 == T ? logits_.data() : nullptr);
+    recording_ = recorder_ != nullptr && t + 1 == T;  // Note [Intermediates]: the last token, eagerly
     step(tokens[t], out);
   }
+  recording_ = false;
 }
 
 }  // namespace cuda_forward
