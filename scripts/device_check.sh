@@ -9,7 +9,7 @@ if [ "${1:-}" = "--bundle" ]; then
   rm -rf .device && mkdir -p .device
   bash ../shared/tools/device-bundle.sh .device/bundle build/release/tests/trueno_tests build/release/tests/realizar_tests \
     build/release/realizar/realizar >/dev/null
-  cp -r "${TRUENO_TESTDATA_DIR:-../shared/testdata}" .device/testdata
+  cp -r "${TRUENO_TESTDATA_DIR:-tests/data}" .device/testdata
   du -sh .device
   exit 0
 fi
@@ -27,7 +27,8 @@ TRUENO_FAKE_DEVICE=cuda $B/bin/trueno_tests --gtest_brief=1 "--gtest_filter=-Con
 echo "fake device: $(grep -E '^\[  (PASSED|FAILED) ' "$out/fake.log" | tr '\n' ' ')"
 $B/bin/realizar backends
 $B/bin/realizar run -m models/stories260K.gguf -p "Once upon a time" -n 40 --temp 0 2>&1 | tail -4
-$B/bin/realizar parity -m .device/testdata/models/tiny2-qwen2-q4_k_m.gguf | tail -3
+for m in tiny2-qwen2-q4_k_m tiny-llama-q8_0; do $B/bin/realizar parity --layers -m .device/testdata/models/$m.gguf | tail -4; done
+$B/bin/realizar parity -m .device/testdata/models/tiny-llama-q4_k_m.gguf --prefill-precision fp8 --backend cuda | tail -2
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   $B/bin/realizar synth --preset llama-7b --quant q4_k_m --out /tmp/7b.gguf >/dev/null 2>&1
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b.log" | tail -4

@@ -398,7 +398,7 @@ TEST(CudaGpuParity, LayerTraceFindsNoDivergenceOnEveryTestModel) {
     if (entry.path().extension() != ".gguf") continue;
     Loaded l(entry.path().filename().string());
     const auto probe = probe_tokens(l.model, {});
-    const auto s = make_cuda_sequence(l.model, probe.size());
+    const auto s = test::make_cuda_sequence(l.model, probe.size());
     const LayerTrace t = trace_layers(l.model, "cuda", *s, probe);
     std::printf("%s: %s\n", entry.path().filename().c_str(), t.summary().c_str());
     EXPECT_TRUE(t.error.empty()) << entry.path() << ": " << t.error;
