@@ -19,6 +19,12 @@
 
 #include "contract/contract_spec.h"
 
+#if defined(TRUENO_TESTS_WITH_CUDA)
+constexpr bool kCudaTestsBuilt = true;
+#else
+constexpr bool kCudaTestsBuilt = false;
+#endif
+
 namespace {
 
 std::set<std::string> registered_tests() {
@@ -81,7 +87,7 @@ std::string report(std::vector<std::string>* problems) {
     const std::string t = kv.second["test"] ? kv.second["test"].as<std::string>() : "";
     if (t.empty())
       problems->push_back("contracts/gpu/cuda.yaml: op '" + op + "' names no test");
-    else if (!tests.contains(t))
+    else if (kCudaTestsBuilt && !tests.contains(t))  // TRUENO_CUDA=OFF builds no CUDA test to look for
       problems->push_back("contracts/gpu/cuda.yaml: op '" + op + "' names test '" + t + "', which does not exist");
     md << "| " << op << " | " << obligations(kv.second) << " | cuda | " << t << " |\n";
   }
@@ -89,6 +95,7 @@ std::string report(std::vector<std::string>* problems) {
 }
 
 TEST(ContractsReport, EveryContractNamesAnExistingTestAndTheDocIsCurrent) {
+  if (!kCudaTestsBuilt) std::printf("TRUENO_CUDA=OFF: the CUDA contracts' tests are not built here, their names are not checked\n");
   std::vector<std::string> problems;
   const std::string text = report(&problems);
   for (const auto& p : problems) ADD_FAILURE() << p;

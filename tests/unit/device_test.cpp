@@ -52,9 +52,10 @@ TEST(Device, ReportCoversEveryKindInListOrderWithADetail) {
     EXPECT_FALSE(s.detail.empty()) << s.device.str();
     while (next_kind < std::size(kAllDeviceKinds) && kAllDeviceKinds[next_kind] != s.device.kind) ++next_kind;
     EXPECT_LT(next_kind, std::size(kAllDeviceKinds)) << s.device.str() << " out of the list's order";
-    if (!built(s.device.kind)) {
-      EXPECT_FALSE(s.available);
-      if (!(fake_requested() && s.available)) EXPECT_NE(s.detail.find("not built"), std::string::npos) << s.detail;
+    const bool fake = s.detail.find("fake device") != std::string::npos;
+    if (!built(s.device.kind) && !fake) {  // Note [Fake device]: a fake one may stand for an unbuilt kind
+      EXPECT_FALSE(s.available) << s.device.str();
+      EXPECT_NE(s.detail.find("not built"), std::string::npos) << s.detail;
     }
   }
   for (DeviceKind k : kAllDeviceKinds) {

@@ -327,17 +327,4 @@ std::string cuda_identity(const trueno::Device& device, const CudaOptions& optio
                 static_cast<int>(options.prefill));
 }
 
-CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s) {
-  if (s == "fused") return CudaOptions::DecodeGemv::Fused;
-  if (s == "cublas-f16") return CudaOptions::DecodeGemv::CublasF16;
-  throw trueno::InvalidArgument(strcat("--decode-gemv '", s, "': expected fused or cublas-f16"));
-}
-
-CudaOptions::Prefill parse_prefill_precision(std::string_view s) {
-  if (s == "f16") return CudaOptions::Prefill::F16;
-  if (s == "fp8") return CudaOptions::Prefill::FP8;
-  if (s == "tokens") return CudaOptions::Prefill::TokenByToken;
-  throw trueno::InvalidArgument(strcat("--prefill-precision '", s, "': expected f16, fp8 or tokens"));
-}
-
 }  // namespace realizar
