@@ -1,6 +1,8 @@
 // `realizar bench -m MODEL [-p 512] [-n 128] [-r 3] [-t N] [--backend B] [--json]`: prompt processing
 // (pp: one batch of p tokens from an empty context) and generation (tg: n single-token steps from an
 // empty context) throughput, mean +- sd over r runs after one warm-up, as the usual llama-bench table.
+// --batch 1,4,16,64 adds tg tests of that many sequences stepped together (Note [Batched step]): the
+// aggregate tokens/s of n steps from an empty context, every sequence on the same weights.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "context.h"
 #include "numbers.h"
 #include "model_options.h"
+#include "realizar/kv_cache.h"
 #include "realizar/model.h"
 #include "realizar/recorder.h"
 #include "trueno/threads.h"
@@ -48,6 +51,7 @@ std::function<int()> add_bench_command(CLI::App& app) {
     ModelOptions m;
     int p = 512, n = 128, r = 3, ctx = 0;
     bool json = false;
+    std::vector<int> batch;
   };
   auto o = std::make_shared<Opt>();
   auto* cmd = app.add_subcommand("bench", "Measure prompt-processing and generation speed (tokens/s)");
@@ -57,6 +61,9 @@ std::function<int()> add_bench_command(CLI::App& app) {
   cmd->add_option("-r,--repetitions", o->r, "Repetitions")->check(integer_in(1, 1000000));
   cmd->add_option("-c,--ctx-size", o->ctx, "Context to allocate (0: the larger of -p and -n)")->check(integer_in(0, kMaxContext));
   cmd->add_flag("--json", o->json, "Print a JSON array instead of the table");
+  cmd->add_option("--batch", o->batch, "Also measure aggregate generation of this many sequences stepped together (e.g. 1,4,16,64)")
+      ->delimiter(',')
+      ->check(integer_in(1, 4096));
   return [cmd, o]() -> int {
     if (!cmd->parsed()) return -1;
     const auto forced = o->m.apply();
@@ -90,6 +97,30 @@ std::function<int()> add_bench_command(CLI::App& app) {
           }
         });
       }));
+    for (const int B : o->batch) {
+      if (o->n <= 0) break;
+      // Every sequence on one set of weights: a device's upload (the forced device) or the mapped file.
+      std::shared_ptr<DeviceWeights> weights;
+      if (forced.device) weights = upload_weights(model, *forced.device, o->m.cuda());
+      auto pool = std::make_shared<KvPool>(c, 64, static_cast<std::size_t>(B) * ((ctx + 63) / 64));
+      std::vector<std::unique_ptr<Sequence>> seqs;
+      for (int i = 0; i < B; ++i)
+        seqs.push_back(weights ? weights->new_sequence(ctx) : std::make_unique<Session>(model, ctx, pool));
+      std::unique_ptr<Batch> batch = weights ? weights->new_batch() : std::make_unique<CpuBatch>(model);
+      std::vector<Sequence*> ptrs;
+      for (auto& q : seqs) ptrs.push_back(q.get());
+      results.push_back(measure("tg" + std::to_string(o->n) + "x" + std::to_string(B), 0, o->n * B, o->r, [&] {
+        for (auto& q : seqs) q->reset();
+        std::vector<std::int32_t> toks(static_cast<std::size_t>(B));
+        for (int i = 0; i < B; ++i) toks[static_cast<std::size_t>(i)] = 1 + i % static_cast<int>(c.n_vocab - 1);
+        return static_cast<double>(o->n) * B / seconds([&] {
+          for (int i = 0; i < o->n; ++i) {
+            batch->step(ptrs, toks);
+            for (auto& t : toks) t = static_cast<std::int32_t>((t * 7 + 3) % static_cast<std::int32_t>(c.n_vocab));
+          }
+        });
+      }));
+    }
     const std::string backend = session.backend_name();
     const int threads = trueno::num_threads();
     if (o->json) {

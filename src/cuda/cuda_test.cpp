@@ -19,6 +19,7 @@
 #include "trueno/device.h"
 #include "cuda/kernels.h"
 #include "cuda/nvrtc.h"
+#include "trueno/cuda/ops/batch.h"
 #include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemm.h"
 #include "trueno/cuda/ops/gemv.h"
@@ -548,6 +549,69 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
     expect_contract("attention_combine", from_device(out, q.size()), want,
                     std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions");
   }
+}
+
+// The batched step's kernels (kernels/batch_ops.cu) against the single sequence's, on identical inputs: three
+// sequences of different lengths, caches and context sizes in one launch equal three single launches bit for
+// bit (the same device bodies).
+TEST(CudaGpu, BatchedDecodeOpsEqualTheSingleSequenceOnes) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 11);
+  const int n_head = 8, n_kv = 2, hd = 64, kv_row = n_kv * hd, group = n_head / n_kv, layers = 2, layer = 1;
+  const RopeParams rope{hd, hd, std::pow(10000.0f, -2.0f / hd), 0, false};
+  struct Seq { int n_ctx, pos; };
+  const std::vector<Seq> seqs = {{100, 0}, {300, 77}, {130, 129}};
+  const int B = static_cast<int>(seqs.size()), max_ctx = 300;
+  const auto q = random_vector(static_cast<std::size_t>(B) * n_head * hd, rng);
+  const auto k = random_vector(static_cast<std::size_t>(B) * kv_row, rng), v = random_vector(static_cast<std::size_t>(B) * kv_row, rng);
+  std::vector<std::vector<std::uint16_t>> caches;  // per sequence: k then v, [layers][n_ctx][kv_row] each
+  for (const Seq& sq : seqs) {
+    const auto f = random_vector(2 * static_cast<std::size_t>(layers) * sq.n_ctx * kv_row, rng);
+    std::vector<std::uint16_t> h(f.size());
+    ops::f32_to_f16(f, h);
+    caches.push_back(h);
+  }
+  // Single: each sequence's rope_append then attention_decode, as the decode step launches them.
+  std::vector<float> want_q, want_out;
+  std::vector<std::vector<std::uint16_t>> want_caches;
+  for (int z = 0; z < B; ++z) {
+    const Seq& sq = seqs[z];
+    const std::size_t per = static_cast<std::size_t>(layers) * sq.n_ctx * kv_row, off = static_cast<std::size_t>(layer) * sq.n_ctx * kv_row;
+    DeviceBuffer dq = to_device(q.data() + z * n_head * hd, n_head * hd * 4), dk = to_device(k.data() + z * kv_row, kv_row * 4),
+                 dv = to_device(v.data() + z * kv_row, kv_row * 4), dc = to_device(caches[z]), dpos = to_device(&sq.pos, 4);
+    rope_append(c, dq.ptr(), dk.ptr(), dv.ptr(), n_head, n_kv, dpos.ptr(), rope, dc.ptr() + off * 2, dc.ptr() + (per + off) * 2);
+    AttentionScratch scratch(c, sq.n_ctx, n_head, hd);
+    DeviceBuffer out(c, n_head * hd * 4);
+    attention_decode(c, dq.ptr(), dc.ptr() + off * 2, dc.ptr() + (per + off) * 2, out.ptr(), dpos.ptr(), scratch, n_head, hd, group, kv_row, 0);
+    const auto qz = from_device(dq, n_head * hd), oz = from_device(out, n_head * hd);
+    want_q.insert(want_q.end(), qz.begin(), qz.end()), want_out.insert(want_out.end(), oz.begin(), oz.end());
+    std::vector<std::uint16_t> cz(caches[z].size());
+    dc.download(cz.data(), cz.size() * 2);
+    want_caches.push_back(cz);
+  }
+  // Batched: one launch each over the three.
+  DeviceBuffer dq = to_device(q), dk = to_device(k), dv = to_device(v), out(c, q.size() * 4);
+  std::vector<DeviceBuffer> dc, dpos;
+  std::vector<BatchRow> rows;
+  for (int z = 0; z < B; ++z) {
+    dc.push_back(to_device(caches[z])), dpos.push_back(to_device(&seqs[z].pos, 4));
+    const std::uint64_t per = static_cast<std::uint64_t>(layers) * seqs[z].n_ctx * kv_row;
+    rows.push_back({dpos.back().ptr(), dc.back().ptr(), dc.back().ptr() + per * 2, static_cast<std::uint64_t>(seqs[z].n_ctx) * kv_row});
+  }
+  DeviceBuffer drows = to_device(rows.data(), rows.size() * sizeof(BatchRow));
+  BatchAttentionScratch scratch(c, 4, max_ctx, n_head, hd);
+  rope_append_batched(c, dq.ptr(), dk.ptr(), dv.ptr(), B, drows.ptr(), layer, n_head, n_kv, rope);
+  attention_decode_batched(c, dq.ptr(), out.ptr(), B, drows.ptr(), layer, scratch, n_head, hd, group, kv_row, 192);
+  expect_contract("rope_append_batched", from_device(dq, q.size()), want_q, "rotated q of 3 sequences");
+  for (int z = 0; z < B; ++z) {
+    std::vector<std::uint16_t> cz(caches[z].size());
+    dc[z].download(cz.data(), cz.size() * 2);
+    EXPECT_EQ(cz, want_caches[z]) << "the caches of sequence " << z;
+  }
+  gpu_contract("attention_scores_batched"), gpu_contract("attention_weights_v_batched");
+  expect_contract("attention_combine_batched", from_device(out, q.size()), want_out, "attention of 3 sequences at positions 0, 77, 129");
+  EXPECT_THROW(attention_decode_batched(c, dq.ptr(), out.ptr(), 5, drows.ptr(), layer, scratch, n_head, hd, group, kv_row, 192), InvalidArgument);
 }
 
 TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {

@@ -89,6 +89,16 @@ class Sequence {
   virtual void set_recorder(Recorder* r) = 0;
 };
 
+// One step over many sequences of one backend and model (Note [Batched step]): tokens[i] goes to seqs[i]
+// at seqs[i]->pos(); afterwards seqs[i]->logits() holds its row's logits. Throws (nothing advanced) on a
+// full or repeated sequence, a token outside the vocabulary, a sequence of another backend or model, or
+// OutOfKvBlocks.
+class Batch {
+ public:
+  virtual ~Batch() = default;
+  virtual void step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) = 0;
+};
+
 // One row of a CPU forward step: a token at its position, and the cache it reads and appends to.
 struct Row {
   std::int32_t token = 0;
@@ -137,17 +147,17 @@ class Session final : public Sequence {
 // all rows (quant_matmul, whose rows equal quant_matvec's bit for bit), each row's attention reads its own
 // cache. So a sequence's logits are the same whether it steps alone or in any batch, bit for bit (tested),
 // and sequences may join and leave between steps. The sequences must share the model.
-class CpuBatch {
+class CpuBatch final : public Batch {
  public:
   explicit CpuBatch(const Model& m);
-  // tokens[i] goes to seqs[i] at seqs[i]->pos(); afterwards seqs[i]->logits() holds its row's logits. Throws
-  // (nothing advanced) on a full or repeated sequence, a token outside the vocabulary, or OutOfKvBlocks.
-  void step(std::span<Session* const> seqs, std::span<const std::int32_t> tokens);
+  // As Batch::step; every sequence must be a Session of this model.
+  void step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) override;
 
  private:
   const Model& m_;
   CpuScratch w_;
   std::vector<Row> rows_;
+  std::vector<Session*> sessions_;
 };
 
 // How the CUDA sequence multiplies (the commands' --decode-gemv and --prefill-precision).
@@ -166,13 +176,15 @@ struct CudaOptions {
 CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s);
 CudaOptions::Prefill parse_prefill_precision(std::string_view s);
 
-// A model's weights on one device (Note [Request state], docs/ARCHITECTURE.md): uploaded once, read-only,
-// shared by every sequence made from them (each sequence keeps them alive).
+// A model's weights on one device (docs/ARCHITECTURE.md): uploaded once, read-only, shared by every
+// sequence made from them (each sequence keeps them alive).
 class DeviceWeights {
  public:
   virtual ~DeviceWeights() = default;
   // A new sequence of n_ctx positions on these weights: its own KV cache and scratch, no second upload.
   virtual std::unique_ptr<Sequence> new_sequence(std::size_t n_ctx) const = 0;
+  // A batched step over sequences made by new_sequence (Note [CUDA batched step]).
+  virtual std::unique_ptr<Batch> new_batch() const = 0;
   // "cuda", "cuda:1/fp8-prefill", ...
   virtual std::string backend_name() const = 0;
 };

@@ -58,7 +58,7 @@ TEST_P(BatchTest, RowsEqualSingleSequencesAsSequencesJoinAndLeave) {
   std::vector<std::size_t> done(kSeqs, 0);
   // Step s: sequence i is in the batch from step i (it joins after prefilling) to step 12 + i (it leaves).
   for (std::size_t s = 0; s < 16; ++s) {
-    std::vector<Session*> in;
+    std::vector<Sequence*> in;
     std::vector<std::int32_t> toks;
     for (std::size_t i = 0; i < kSeqs; ++i) {
       if (s == i) {
@@ -111,7 +111,7 @@ TEST(KvPool, RunningOutIsAClearErrorAndNothingAdvances) {
   }
   EXPECT_EQ(b.pos(), 3u);  // nothing advanced
   CpuBatch batch(l.model);
-  std::vector<Session*> both{&a, &b};
+  std::vector<Sequence*> both{&a, &b};
   EXPECT_THROW(batch.step(both, std::vector<std::int32_t>{1, 2}), OutOfKvBlocks);  // a needs no block, b one
   a.reset();  // a's blocks go back
   EXPECT_EQ(pool->free_blocks(), 2u);
@@ -119,7 +119,7 @@ TEST(KvPool, RunningOutIsAClearErrorAndNothingAdvances) {
   b.forward(std::vector<std::int32_t>{4, 5});
   EXPECT_EQ(b.pos(), 5u);
   EXPECT_THROW(KvPool(l.model.config(), 0, 4), trueno::InvalidArgument);
-  std::vector<Session*> twice{&b, &b};
+  std::vector<Sequence*> twice{&b, &b};
   EXPECT_THROW(batch.step(twice, std::vector<std::int32_t>{1, 2}), trueno::InvalidArgument);
 }
 

@@ -249,14 +249,17 @@ void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
 
 CpuBatch::CpuBatch(const Model& m) : m_(m) {}
 
-void CpuBatch::step(std::span<Session* const> seqs, std::span<const std::int32_t> tokens) {
+void CpuBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) {
   const std::size_t B = seqs.size(), V = m_.config().n_vocab;
   if (B != tokens.size()) throw trueno::InvalidArgument(strcat("batch: ", B, " sequences but ", tokens.size(), " tokens"));
   if (B == 0) return;
   check_tokens(m_.config(), tokens);
   rows_.resize(B);
+  sessions_.resize(B);
   for (std::size_t i = 0; i < B; ++i) {
-    Session& s = *seqs[i];
+    sessions_[i] = dynamic_cast<Session*>(seqs[i]);
+    if (sessions_[i] == nullptr) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " is not a CPU sequence (", seqs[i]->backend_name(), ")"));
+    Session& s = *sessions_[i];
     if (&s.m_ != &m_) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " belongs to another model"));
     if (s.pos_ + 1 > s.n_ctx_) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " is full (", s.n_ctx_, " positions)"));
     for (std::size_t j = 0; j < i; ++j)
@@ -266,7 +269,7 @@ void CpuBatch::step(std::span<Session* const> seqs, std::span<const std::int32_t
   }
   forward_rows(m_, rows_, 0, w_, nullptr);
   for (std::size_t i = 0; i < B; ++i) {
-    Session& s = *seqs[i];
+    Session& s = *sessions_[i];
     s.logits_.assign(w_.logits.begin() + i * V, w_.logits.begin() + (i + 1) * V);
     ++s.pos_;
   }

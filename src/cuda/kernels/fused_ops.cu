@@ -29,33 +29,12 @@ extern "C" __global__ void __launch_bounds__(256)
   quantize_block_q8_k(v, q, d, bsums);
 }
 
-// Threads [0, n_head * half): q pairs; [.., + n_kv * half): k pairs, whose rotated values also go to the
-// cache; [.., + kv_row): v[i] to the cache, and k[i] when its dimension is past rope_dim (not rotated).
+#include "rope_append.cuh"
+
 extern "C" __global__ void rope_append(float* __restrict__ qv, float* __restrict__ kv, const float* __restrict__ vv,
                                        int n_head, int n_kv, int hd, int rope_dim, const int* __restrict__ pos,
                                        float theta_scale, const float* __restrict__ freqs, int neox, u16* __restrict__ kc,
                                        u16* __restrict__ vc) {
   overlap_prologue();
-  const int half = rope_dim / 2, kv_row = n_kv * hd, p = *pos;
-  int id = blockIdx.x * blockDim.x + threadIdx.x;
-  const int nq = n_head * half, nk = n_kv * half;
-  u16* kslot = kc + static_cast<u64>(p) * kv_row;
-  if (id < nq + nk) {
-    const bool is_k = id >= nq;
-    if (is_k) id -= nq;
-    const int h = id / half, i = id % half;
-    float sn, cs;
-    rope_sincos(p, i, theta_scale, freqs, sn, cs);
-    float* v = (is_k ? kv : qv) + h * hd;
-    const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
-    const float x0 = v[a], x1 = v[b];
-    const float y0 = x0 * cs - x1 * sn, y1 = x0 * sn + x1 * cs;
-    v[a] = y0, v[b] = y1;
-    if (is_k) kslot[h * hd + a] = f32_to_f16_bits(y0), kslot[h * hd + b] = f32_to_f16_bits(y1);
-    return;
-  }
-  id -= nq + nk;
-  if (id >= kv_row) return;
-  vc[static_cast<u64>(p) * kv_row + id] = f32_to_f16_bits(vv[id]);
-  if (id % hd >= rope_dim) kslot[id] = f32_to_f16_bits(kv[id]);
+  rope_append_body(qv, kv, vv, n_head, n_kv, hd, rope_dim, *pos, theta_scale, freqs, neox, kc, vc, blockIdx.x * blockDim.x + threadIdx.x);
 }

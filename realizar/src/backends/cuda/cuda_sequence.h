@@ -10,6 +10,7 @@
 
 #include "trueno/cuda/context.h"
 #include "trueno/device.h"
+#include "trueno/cuda/ops/batch.h"
 #include "trueno/cuda/ops/gemm_fp8.h"
 #include "trueno/cuda/ops/gemv.h"
 #include "trueno/cuda/ops/layer.h"
@@ -48,6 +49,7 @@ class CudaWeights final : public DeviceWeights, public std::enable_shared_from_t
  public:
   CudaWeights(const Model& m, const trueno::Device& device, const CudaOptions& options);
   std::unique_ptr<Sequence> new_sequence(std::size_t n_ctx) const override;
+  std::unique_ptr<Batch> new_batch() const override;
   std::string backend_name() const override;
   const Model& model() const { return m_; }
 
@@ -63,6 +65,18 @@ class CudaWeights final : public DeviceWeights, public std::enable_shared_from_t
   void to_fp8();
 };
 
+// Y_i[T][rows] = X[T][cols] W_i^T (+= with accumulate) through cuBLAS, for prompt batches and the batched
+// step; X is cast to f16 once when a matrix is not F32; a quantized matrix is dequantized into w16 first
+// (Note [Batched prefill], prefill_cuda.cpp).
+struct GemmOut {
+  const DeviceMatrix* w;
+  cu::api::CUdeviceptr y;
+};
+void gemm_products(cu::Context& ctx, std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate,
+                   PrefillBuffers& pre, cu::DeviceBuffer& w16);
+// Grows pre (activations of T rows, logits of T rows when all_logits) and w16 for the weights' products.
+void reserve_products(const CudaWeights& w, std::size_t T, bool all_logits, PrefillBuffers& pre, cu::DeviceBuffer& w16);
+
 class CudaSequence final : public Sequence {
  public:
   CudaSequence(std::shared_ptr<const CudaWeights> weights, std::size_t n_ctx);
@@ -77,6 +91,7 @@ class CudaSequence final : public Sequence {
   void set_recorder(Recorder* r) override { recorder_ = r; }
 
  private:
+  friend class CudaBatch;
   std::shared_ptr<const CudaWeights> w_;
   const Model& m_;
   const Config& c_;
@@ -126,14 +141,35 @@ class CudaSequence final : public Sequence {
   std::size_t prefill_chunk() const;
   void prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
   void prefill_chunk_run(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
-  struct Out {
-    const DeviceMatrix* w;
-    cu::api::CUdeviceptr y;
-  };
-  // Y_i[T][rows] = X[T][cols] W_i^T (+= with accumulate) through cuBLAS; X is cast to f16 once when a
-  // matrix is not F32.
-  void matmul(std::initializer_list<Out> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate = false);
-  void reserve_prefill(std::size_t T, bool all_logits);
+  void matmul(std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate = false) {
+    gemm_products(ctx_, outs, x, T, accumulate, pre_, w16_);
+  }
+  void reserve_prefill(std::size_t T, bool all_logits) { reserve_products(*w_, T, all_logits, pre_, w16_); }
+};
+
+// Note [CUDA batched step]
+// Many sequences on the same weights advance by one token each in one forward: the products run once for
+// all B rows as cuBLAS GEMMs (as a prompt batch does: every weight read once per step instead of once per
+// sequence), and rope + KV append and attention run for all B sequences in one launch each
+// (kernels/batch_ops.cu: the single sequence's device bodies, each sequence at its own position in its
+// own cache). Below kMinGemmBatch sequences the fused GEMV decode steps are faster (a GEMM step
+// dequantizes every matrix to f16 first), so such a batch steps its sequences one by one.
+class CudaBatch final : public Batch {
+ public:
+  static constexpr std::size_t kMinGemmBatch = 4;
+  explicit CudaBatch(std::shared_ptr<const CudaWeights> weights);
+  void step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) override;
+
+ private:
+  std::shared_ptr<const CudaWeights> w_;
+  cu::Context& ctx_;
+  PrefillBuffers pre_;
+  cu::DeviceBuffer w16_, rows_dev_, logits_dev_;
+  cu::PinnedBuffer staging_;  // embeddings [B][n_embd], then the positions [B] and rows [B]
+  std::optional<cu::BatchAttentionScratch> attention_;
+  std::size_t capacity_ = 0, max_ctx_ = 0;
+  std::vector<float> logits_;
+  void reserve(std::size_t B, std::size_t max_ctx);
 };
 
 }  // namespace realizar::cuda_forward

@@ -50,7 +50,13 @@ std::size_t CudaSequence::prefill_chunk() const {
   return std::clamp<std::size_t>(kAttentionScratchBytes / per_token, 16, kMaxChunk);
 }
 
-void CudaSequence::reserve_prefill(std::size_t T, bool all_logits) {
+void reserve_products(const CudaWeights& wts, std::size_t T, bool all_logits, PrefillBuffers& pre_, cu::DeviceBuffer& w16_) {
+  cu::Context& ctx_ = *wts.ctx;
+  const Config& c_ = wts.model().config();
+  const auto& layers_ = wts.layers;
+  const auto& output_ = wts.output;
+  const auto& options_ = wts.options;
+  const std::size_t kv_row_ = std::size_t{c_.n_head_kv} * c_.head_dim;
   const std::size_t V = c_.n_vocab;
   if (all_logits && pre_.logits.bytes() < T * V * 4) pre_.logits = cu::DeviceBuffer(), pre_.logits = cu::DeviceBuffer(ctx_, T * V * 4);
   if (w16_.bytes() == 0) {
@@ -78,10 +84,11 @@ void CudaSequence::reserve_prefill(std::size_t T, bool all_logits) {
   pre_.T = T;
 }
 
-void CudaSequence::matmul(std::initializer_list<Out> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate) {
+void gemm_products(cu::Context& ctx_, std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate,
+                   PrefillBuffers& pre_, cu::DeviceBuffer& w16_) {
   const float beta = accumulate ? 1.0f : 0.0f;
   bool cast = false;
-  for (const Out& o : outs) {
+  for (const GemmOut& o : outs) {
     const DeviceMatrix& w = *o.w;
     if (w.fp8) {  // Note [FP8 prefill]
       if (!cast) cu::quantize_fp8_f32(ctx_, x, T * w.cols, *pre_.x8), cast = true;
