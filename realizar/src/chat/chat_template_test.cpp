@@ -87,6 +87,92 @@ TEST(ChatTemplate, Gemma) {
   EXPECT_EQ(render(t, kNoSystem, true, "<bos>", "<eos>"), body + "<start_of_turn>model\n");
 }
 
+// TinyLlama/TinyLlama-1.1B-Chat-v1.0's template: newlines between tags, so the output depends on
+// trim_blocks and lstrip_blocks being on (as transformers sets them).
+TEST(ChatTemplate, TinyLlamaNeedsTrimBlocks) {
+  const auto t = ChatTemplate::parse(
+      "{% for message in messages %}\n{% if message['role'] == 'user' %}\n{{ '<|user|>\n' + message['content'] + eos_token }}\n"
+      "{% elif message['role'] == 'system' %}\n{{ '<|system|>\n' + message['content'] + eos_token }}\n{% elif message['role'] == 'assistant' %}\n"
+      "{{ '<|assistant|>\n'  + message['content'] + eos_token }}\n{% endif %}\n{% if loop.last and add_generation_prompt %}\n"
+      "{{ '<|assistant|>' }}\n{% endif %}\n{% endfor %}",
+      "tinyllama");
+  EXPECT_EQ(render(t, {{"system", "S"}, {"user", "Hello"}}, true), "<|system|>\nS</s>\n<|user|>\nHello</s>\n<|assistant|>\n");
+  EXPECT_EQ(render(t, {{"system", "S"}, {"user", "Hello"}}, false), "<|system|>\nS</s>\n<|user|>\nHello</s>\n");
+}
+
+// Qwen/Qwen2.5-7B-Instruct's template (multi-line with {%- -%}, tools through tojson, message.tool_calls
+// undefined for plain messages), as quoted in public training code.
+constexpr const char* kQwen25 = R"({%- if tools %}
+    {{- '<|im_start|>system\n' }}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- messages[0]['content'] }}
+    {%- else %}
+        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}
+    {%- endif %}
+    {{- "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>" }}
+    {%- for tool in tools %}
+        {{- "\n" }}
+        {{- tool | tojson }}
+    {%- endfor %}
+    {{- "\n</tools>\n\nFor each function call, return a json object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n" }}
+{%- else %}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}
+    {%- else %}
+        {{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant" and not message.tool_calls) %}
+        {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}
+    {%- elif message.role == "assistant" %}
+        {{- '<|im_start|>' + message.role }}
+        {%- if message.content %}
+            {{- '\n' + message.content }}
+        {%- endif %}
+        {%- for tool_call in message.tool_calls %}
+            {%- if tool_call.function is defined %}
+                {%- set tool_call = tool_call.function %}
+            {%- endif %}
+            {{- '\n<tool_call>\n{"name": "' }}
+            {{- tool_call.name }}
+            {{- '", "arguments": ' }}
+            {{- tool_call.arguments | tojson }}
+            {{- '}\n</tool_call>' }}
+        {%- endfor %}
+        {{- '<|im_end|>\n' }}
+    {%- elif message.role == "tool" %}
+        {%- if (loop.index0 == 0) or (messages[loop.index0 - 1].role != "tool") %}
+            {{- '<|im_start|>user' }}
+        {%- endif %}
+        {{- '\n<tool_response>\n' }}
+        {{- message.content }}
+        {{- '\n</tool_response>' }}
+        {%- if loop.last or (messages[loop.index0 + 1].role != "tool") %}
+            {{- '<|im_end|>\n' }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %}
+)";
+
+TEST(ChatTemplate, Qwen25WithTools) {
+  const auto t = ChatTemplate::parse(kQwen25, "qwen2.5");
+  const std::vector<ChatMessage> m = {{"system", "S"}, {"user", "Hi"}, {"assistant", "Yo"}, {"tool", "42"}};
+  EXPECT_EQ(render(t, m, true), "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nYo<|im_end|>\n"
+                                "<|im_start|>user\n<tool_response>\n42\n</tool_response><|im_end|>\n<|im_start|>assistant\n");
+  TemplateContext ctx;
+  ctx.variables["tools"] = chat::List{chat::Dict{{{"type", "function"}, {"function", chat::Dict{{{"name", "f"}, {"parameters", chat::Dict{}}}}}}}};
+  EXPECT_EQ(t.render(std::vector<ChatMessage>{{"user", "Hi"}}, false, ctx),
+            "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.\n\n# Tools\n\nYou may call one or more "
+            "functions to assist with the user query.\n\nYou are provided with function signatures within <tools></tools> XML tags:\n<tools>\n"
+            "{\"type\": \"function\", \"function\": {\"name\": \"f\", \"parameters\": {}}}\n</tools>\n\nFor each function call, return a json "
+            "object with function name and arguments within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+            "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+}
+
 // The templates' own checks: raise_exception stops rendering with the template's message and where.
 TEST(ChatTemplate, RaiseExceptionPaths) {
   const auto expect_raise = [](const char* name, const std::vector<ChatMessage>& m, const std::string& message) {
