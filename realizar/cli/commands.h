@@ -15,5 +15,6 @@ std::function<int()> add_logits_command(CLI::App& app);
 std::function<int()> add_synth_command(CLI::App& app);
 std::function<int()> add_bench_command(CLI::App& app);
 std::function<int()> add_parity_command(CLI::App& app);
+std::function<int()> add_chat_command(CLI::App& app);
 
 }  // namespace realizar::cli

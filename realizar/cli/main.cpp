@@ -52,7 +52,8 @@ int main(int argc, char** argv) {
   std::vector<std::function<int()>> commands = {c::add_backends_command(app), c::add_info_command(app),
                                                 c::add_tokenize_command(app), c::add_run_command(app),
                                                 c::add_logits_command(app), c::add_synth_command(app),
-                                                c::add_bench_command(app), c::add_parity_command(app)};
+                                                c::add_bench_command(app), c::add_parity_command(app),
+                                                c::add_chat_command(app)};
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

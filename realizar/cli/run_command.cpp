@@ -15,6 +15,7 @@
 #include "context.h"
 #include "model_options.h"
 #include "numbers.h"
+#include "output.h"
 #include "realizar/model.h"
 #include "realizar/parity.h"
 #include "realizar/recorder.h"
@@ -38,17 +39,6 @@ double peak_rss_mib() {
   while (std::getline(f, line))
     if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
   return -1;
-}
-
-void emit(const std::string& text) {
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  if (std::fflush(stdout) != 0)  // a full disk or closed stdout: stop now, not after n tokens
-    throw trueno::Error(std::string("writing to standard output failed: ") + std::strerror(errno));
-}
-
-std::uint64_t random_seed() {
-  std::random_device rd;
-  return (std::uint64_t{rd()} << 32) ^ rd();
 }
 
 struct Opt {

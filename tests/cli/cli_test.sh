@@ -184,6 +184,25 @@ run_json)
     out_has "$key"
   done
   if command -v python3 >/dev/null; then python3 -m json.tool out.txt >/dev/null || fail "not JSON: $(cat out.txt)"; fi ;;
+# 3. `chat` (issue 16): two user lines, two replies; the second turn feeds only the new text (KV cache kept).
+chat_two_turns)
+  printf 'Once upon a time\nTell me more\n' >in.txt
+  "$R" chat -m "$MODEL" --chat-template chatml -n 12 --temp 0 <in.txt >out.txt 2>err.txt
+  rc=$?
+  [ $rc -eq 0 ] || fail "chat exited $rc; stderr: $(cat err.txt)"
+  err_has "chat template: builtin chatml"
+  err_has "turn 1: 0 tokens reused from the cache, [0-9]+ new prompt tokens, [1-9][0-9]* generated"
+  err_has "turn 2: [1-9][0-9]* tokens reused from the cache, [0-9]+ new prompt tokens, [1-9][0-9]* generated"
+  [ "$(grep -c 'generated' err.txt)" = 2 ] || fail "want exactly two turns: $(cat err.txt)"
+  [ -n "$(tr -d '[:space:]' <out.txt)" ] || fail "no reply text on stdout"
+  # No template in the model and none given: an error naming the option.
+  echo hi | "$R" chat -m "$MODEL" -n 4 >out.txt 2>err.txt
+  [ $? -eq 1 ] || fail "chat without a template did not exit 1"
+  err_has "has no tokenizer.chat_template; give one with --chat-template NAME\|FILE"
+  # A template's own check (Mistral's alternation) stops the chat with its message and where.
+  printf 'a\n' | "$R" chat -m "$MODEL" -n 4 --system S --chat-template mistral >out.txt 2>err.txt
+  [ $? -eq 1 ] || fail "a raising template did not exit 1"
+  err_has "chat template builtin mistral:1:[0-9]+: raise_exception: the template raised: Conversation roles must alternate" ;;
 *) fail "unknown case" ;;
 esac
 echo "PASS [$name]"

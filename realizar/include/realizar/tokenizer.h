@@ -34,6 +34,8 @@ class Tokenizer {
   // The bytes a token stands for when printed (control tokens print nothing).
   std::string piece(std::int32_t id) const;
   std::string decode(const std::vector<std::int32_t>& ids) const;
+  // The vocabulary's text of a token as stored (control tokens too, e.g. "<s>"); "" outside it.
+  std::string token_text(std::int32_t id) const;
 
   std::size_t size() const { return tokens_.size(); }
   std::int32_t bos() const { return bos_; }

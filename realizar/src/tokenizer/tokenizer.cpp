@@ -34,6 +34,10 @@ Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
 Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
+std::string Tokenizer::token_text(std::int32_t id) const {
+  return id >= 0 && static_cast<std::size_t>(id) < tokens_.size() ? tokens_[static_cast<std::size_t>(id)] : std::string();
+}
+
 Tokenizer Tokenizer::from_gguf(const gguf::File& f) {
   Tokenizer t;
   t.model_ = f.get_string("tokenizer.ggml.model");
