@@ -32,5 +32,7 @@ $B/bin/realizar parity -m .device/testdata/models/tiny-llama-q4_k_m.gguf --prefi
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   $B/bin/realizar synth --preset llama-7b --quant q4_k_m --out /tmp/7b.gguf >/dev/null 2>&1
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b.log" | tail -4
+  # Aggregate decode of sequences stepped together (Note [CUDA batched step]).
+  $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tee "$out/batch7b.log" | tail -6
 fi
 exit $status
