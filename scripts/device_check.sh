@@ -34,5 +34,6 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b.log" | tail -4
   # Aggregate decode of sequences stepped together (Note [CUDA batched step]).
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tee "$out/batch7b.log" | tail -6
+  $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda --decode-gemv cublas-f16 -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tail -6
 fi
 exit $status

@@ -44,7 +44,8 @@ void CudaBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32
     recording |= s[i]->recorder_ != nullptr;
   }
   if (B == 0) return;
-  if (B < kMinGemmBatch || recording || !s[0]->prefill_supported()) {  // the fused decode steps, one sequence at a time
+  const bool f16 = w_->options.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
+  if (B < (f16 ? kMinGemmBatchF16 : kMinGemmBatch) || recording || !s[0]->prefill_supported()) {  // the fused decode steps, one sequence at a time
     for (std::size_t i = 0; i < B; ++i) s[i]->forward(tokens.subspan(i, 1), false);
     return;
   }

@@ -156,21 +156,22 @@ namespace {
 
 // Note [CUDA batched step]: sequences of different lengths join and leave a batch on shared weights; each
 // sequence's logits agree with the same sequence stepped alone (the fused decode step) to the rounding
-// bounds above (f16 products against Q8_K GEMVs), and every step's batch of >= 4 goes through the GEMMs.
+// bounds above (f16 products against Q8_K GEMVs); 12 sequences, so the steps of >= kMinGemmBatch go through
+// the GEMMs and the others one by one.
 TEST(CudaGpuForward, BatchedStepAgreesWithSingleSequences) {
   std::string why;
   if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
   for (const char* name : {"tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf", "stories260K.gguf"}) {
     const auto file = gguf::File::open(test::testdata_dir() + "/models/" + name);
     const Model model(file, Config::from_gguf(file));
-    const std::size_t V = model.config().n_vocab, kSeqs = 6, kCtx = 64;
+    const std::size_t V = model.config().n_vocab, kSeqs = 14, kCtx = 64;
     const auto weights = upload_weights(model, trueno::Device{trueno::DeviceKind::CUDA, 0});
     const auto batch = weights->new_batch();
     std::vector<std::unique_ptr<Sequence>> batched, alone;
     for (std::size_t i = 0; i < kSeqs; ++i) batched.push_back(weights->new_sequence(kCtx)), alone.push_back(weights->new_sequence(kCtx));
     double min_cos = 1;
     std::size_t agree = 0, rows = 0;
-    for (std::size_t step = 0; step < 14; ++step) {
+    for (std::size_t step = 0; step < 30; ++step) {
       std::vector<Sequence*> in;
       std::vector<std::int32_t> toks;
       for (std::size_t i = 0; i < kSeqs; ++i) {
@@ -179,7 +180,7 @@ TEST(CudaGpuForward, BatchedStepAgreesWithSingleSequences) {
           for (std::size_t t = 0; t <= 2 * i; ++t) prompt.push_back(static_cast<std::int32_t>((t * 31 + i * 7 + 1) % V));
           batched[i]->forward(prompt), alone[i]->forward(prompt);
         }
-        if (step >= i && step < 8 + i) in.push_back(batched[i].get()), toks.push_back(static_cast<std::int32_t>((step * 13 + i * 5 + 2) % V));
+        if (step >= i && step < 16 + i) in.push_back(batched[i].get()), toks.push_back(static_cast<std::int32_t>((step * 13 + i * 5 + 2) % V));
       }
       batch->step(in, toks);
       for (std::size_t k = 0; k < in.size(); ++k) {

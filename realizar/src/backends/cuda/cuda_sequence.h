@@ -152,11 +152,13 @@ class CudaSequence final : public Sequence {
 // all B rows as cuBLAS GEMMs (as a prompt batch does: every weight read once per step instead of once per
 // sequence), and rope + KV append and attention run for all B sequences in one launch each
 // (kernels/batch_ops.cu: the single sequence's device bodies, each sequence at its own position in its
-// own cache). Below kMinGemmBatch sequences the fused GEMV decode steps are faster (a GEMM step
-// dequantizes every matrix to f16 first), so such a batch steps its sequences one by one.
+// own cache). A GEMM step of a quantized model dequantizes every matrix to f16 first: on the H200 (7B
+// Q4_K_M) it takes ~23 ms at any B up to 64, against 2.8 ms per sequence for the fused GEMV step, so
+// batches of fewer than kMinGemmBatch sequences step them one by one; with f16 copies of the weights
+// (--decode-gemv cublas-f16) there is nothing to dequantize and the GEMMs pay from kMinGemmBatchF16.
 class CudaBatch final : public Batch {
  public:
-  static constexpr std::size_t kMinGemmBatch = 4;
+  static constexpr std::size_t kMinGemmBatch = 12, kMinGemmBatchF16 = 2;
   explicit CudaBatch(std::shared_ptr<const CudaWeights> weights);
   void step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) override;
 
