@@ -160,6 +160,7 @@ ApiRequest parse_request(Endpoint kind, std::string_view text, const ParseLimits
       bad("stop", "must be a string or an array of strings");
     }
   }
+  if (const json* v = field(body, "ignore_eos")) g.ignore_eos = boolean(*v, "ignore_eos");
   if (const json* v = field(body, "n"); v && integer(*v, "n", 1, 1) != 1) bad("n", "must be 1");
   if (kind == Endpoint::Chat) {
     const json* lp = field(body, "logprobs");

@@ -34,6 +34,7 @@ struct GenParams {
   float presence_penalty = 0.0f, frequency_penalty = 0.0f;
   std::vector<std::string> stop;
   int logprobs = -1;  // -1: off; else the number of top alternatives per token (0..20)
+  bool ignore_eos = false;  // extension (as llama.cpp's): generate max_tokens even past the end of text (load tests)
 };
 
 enum class Endpoint { Chat, Completion };

@@ -194,12 +194,13 @@ void Scheduler::finish(Slot& s, const std::string& reason, const std::string& er
     const std::string rest = s.stops->push(s.utf8.flush()) + s.stops->flush();
     if (!rest.empty()) s.st->push(rest, std::nullopt);
   }
-  s.st->finish(reason, {s.prompt.size(), s.generated}, error, error.empty() ? 0 : status);
-  s.st.reset();
+  // The KV blocks go back to the pool before the consumer hears of the end (so it sees them free).
+  s.session.reset();
   s.sampler.reset();
-  s.session.reset();  // the KV blocks go back to the pool now
   s.state = Slot::State::Free;
   --active_;
+  const auto st = std::move(s.st);
+  st->finish(reason, {s.prompt.size(), s.generated}, error, error.empty() ? 0 : status);
 }
 
 namespace {
@@ -236,7 +237,7 @@ void Scheduler::on_logits(Slot& s) {
     use = s.work;
   }
   const std::int32_t next = s.sampler->sample(use, {});
-  if (tok_.is_end_of_generation(next)) return finish(s, "stop");
+  if (!s.p.ignore_eos && tok_.is_end_of_generation(next)) return finish(s, "stop");
   const auto now = Clock::now();
   if (s.generated == 0) metrics_.ttft.observe(std::chrono::duration<double>(now - s.arrived).count());
   else metrics_.itl.observe(std::chrono::duration<double>(now - s.last_token).count());
