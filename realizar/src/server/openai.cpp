@@ -119,7 +119,7 @@ ApiRequest parse_request(Endpoint kind, std::string_view text, const ParseLimits
   json body;
   try {
     body = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, or out_of_range for a number too large (found by fuzz/serve_fuzz.cpp)
     throw ApiError(400, std::string("the body is not valid JSON: ") + e.what(), "body", "invalid_request_error", "invalid_json");
   }
   if (!body.is_object()) throw ApiError(400, "the body must be a JSON object", "body", "invalid_request_error", "invalid_json");

@@ -1,4 +1,5 @@
-// Continuous batching on the CPU (Note [Serve scheduler]): one thread owns `parallel` stream slots, each a
+// Note [Serve scheduler]
+// Continuous batching on the CPU: one thread owns `parallel` stream slots, each a
 // Session whose KV blocks come from one shared KvPool. Each turn it (1) admits queued requests into free
 // slots, (2) frees the slots of cancelled requests (a client that went away), (3) advances every decoding
 // stream by one token in one CpuBatch::step, and (4) prefills one chunk (at most prefill_chunk tokens) of

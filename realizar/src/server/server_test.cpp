@@ -53,6 +53,7 @@ TEST(ServerParse, BadRequestsNameTheField) {
   } cases[] = {
       {Endpoint::Chat, "{", "body"},
       {Endpoint::Chat, "[1]", "body"},
+      {Endpoint::Chat, "  555555E555554\" ", "body"},  // a number too large for a double (fuzz)
       {Endpoint::Chat, "{}", "messages"},
       {Endpoint::Chat, R"({"messages":[]})", "messages"},
       {Endpoint::Chat, R"({"messages":[{"content":"x"}]})", "messages[0].role"},
