@@ -13,7 +13,7 @@ SUDO=""
 # Why each package: README.md, "Dependencies".
 NATIVE_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libcli11-dev libopenblas-dev
-  nlohmann-json3-dev libpcre2-dev
+  nlohmann-json3-dev libpcre2-dev libcpp-httplib-dev nodejs
   qemu-user g++-aarch64-linux-gnu)
 ARM64_PKGS=(libgtest-dev:arm64 libpcre2-dev:arm64)
 
@@ -45,6 +45,14 @@ install_deps() {
 }
 
 install_deps
+# npm: Debian's own package, unless the installed nodejs brings one (NodeSource's does, and conflicts with it).
+if ! command -v npm >/dev/null; then
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends npm
+fi
+# The server tests' npm packages (the official openai SDK), pinned by tests/serve/package-lock.json.
+if [ ! -d tests/serve/node_modules/openai ] || [ tests/serve/package-lock.json -nt tests/serve/node_modules/.package-lock.json ]; then
+  (cd tests/serve && npm ci --no-audit --no-fund)
+fi
 [ "${1:-}" = "--deps" ] && exit 0
 
 cmake --preset release

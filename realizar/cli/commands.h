@@ -16,5 +16,8 @@ std::function<int()> add_synth_command(CLI::App& app);
 std::function<int()> add_bench_command(CLI::App& app);
 std::function<int()> add_parity_command(CLI::App& app);
 std::function<int()> add_chat_command(CLI::App& app);
+#ifdef REALIZAR_WITH_SERVE
+std::function<int()> add_serve_command(CLI::App& app);  // built with cpp-httplib
+#endif
 
 }  // namespace realizar::cli

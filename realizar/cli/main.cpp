@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
                                                 c::add_logits_command(app), c::add_synth_command(app),
                                                 c::add_bench_command(app), c::add_parity_command(app),
                                                 c::add_chat_command(app)};
+#ifdef REALIZAR_WITH_SERVE
+  commands.push_back(c::add_serve_command(app));
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

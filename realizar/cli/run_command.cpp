@@ -21,7 +21,7 @@
 #include "realizar/recorder.h"
 #include "realizar/sampler.h"
 #include "realizar/tokenizer.h"
-#include "stop_strings.h"
+#include "util/stop_strings.h"
 #include "text_input.h"
 #include "trueno/error.h"
 #include "trueno/threads.h"

@@ -1,8 +1,8 @@
-#include "stop_strings.h"
+#include "util/stop_strings.h"
 
 #include <algorithm>
 
-namespace realizar::cli {
+namespace realizar {
 
 StopStrings::StopStrings(std::vector<std::string> stops) : stops_(std::move(stops)) {
   std::erase_if(stops_, [](const std::string& s) { return s.empty(); });
@@ -38,4 +38,4 @@ std::string StopStrings::flush() {
   return out;
 }
 
-}  // namespace realizar::cli
+}  // namespace realizar

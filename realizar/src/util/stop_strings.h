@@ -1,11 +1,11 @@
-// Stop strings (`run --stop`): generation ends when the text contains one; the stop string itself is not
+// Stop strings (`run --stop`, the server's `stop`): generation ends when the text contains one; the stop string itself is not
 // printed. Text that might be the start of a stop string is held back until the next piece decides.
 #pragma once
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace realizar::cli {
+namespace realizar {
 
 class StopStrings {
  public:
@@ -21,4 +21,4 @@ class StopStrings {
   bool stopped_ = false;
 };
 
-}  // namespace realizar::cli
+}  // namespace realizar

@@ -1,0 +1,222 @@
+// The server's core without HTTP: request parsing (every field named in its error), and the continuous-
+// batching scheduler on stories260K: a seeded request's text is the same alone or batched with others, a
+// cancelled stream gives its KV blocks back, the queue bound and the context bound are errors.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "server/openai.h"
+#include "server/scheduler.h"
+#include "support/testdata.h"
+
+namespace realizar::server {
+namespace {
+
+using namespace std::chrono_literals;
+
+int status_of(Endpoint k, const std::string& body, std::string* param = nullptr) {
+  try {
+    parse_request(k, body, {100});
+  } catch (const ApiError& e) {
+    if (param) *param = e.param;
+    return e.status;
+  }
+  return 200;
+}
+
+TEST(ServerParse, ValidRequestsParse) {
+  const auto r = parse_request(Endpoint::Chat, R"({"model":"m","messages":[{"role":"system","content":"be brief"},
+      {"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}],"max_tokens":7,"temperature":0.5,
+      "top_p":0.9,"top_k":5,"min_p":0.1,"seed":3,"stop":["x","y"],"presence_penalty":1,"frequency_penalty":-1,
+      "logprobs":true,"top_logprobs":2,"stream":true,"stream_options":{"include_usage":true},"user":"ignored"})");
+  ASSERT_EQ(r.messages.size(), 2u);
+  EXPECT_EQ(r.messages[1].content, "ab");
+  EXPECT_EQ(r.params.max_tokens, 7);
+  EXPECT_FLOAT_EQ(r.params.temperature, 0.5f);
+  EXPECT_EQ(r.params.top_k, 5);
+  EXPECT_EQ(*r.params.seed, 3u);
+  EXPECT_EQ(r.params.stop, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(r.params.logprobs, 2);
+  EXPECT_TRUE(r.stream && r.include_usage);
+  const auto c = parse_request(Endpoint::Completion, R"({"prompt":["hi"],"logprobs":3,"stop":"\n","seed":-1})");
+  EXPECT_EQ(c.prompt, "hi");
+  EXPECT_EQ(c.params.logprobs, 3);
+  EXPECT_EQ(*c.params.seed, ~std::uint64_t{0});
+  EXPECT_EQ(render_chat({{"user", "hi"}}, true), "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+}
+
+TEST(ServerParse, BadRequestsNameTheField) {
+  struct Case {
+    Endpoint k;
+    const char* body;
+    const char* param;
+  } cases[] = {
+      {Endpoint::Chat, "{", "body"},
+      {Endpoint::Chat, "[1]", "body"},
+      {Endpoint::Chat, "  555555E555554\" ", "body"},  // a number too large for a double (fuzz)
+      {Endpoint::Chat, "{}", "messages"},
+      {Endpoint::Chat, R"({"messages":[]})", "messages"},
+      {Endpoint::Chat, R"({"messages":[{"content":"x"}]})", "messages[0].role"},
+      {Endpoint::Chat, R"({"messages":[{"role":"wizard","content":"x"}]})", "messages[0].role"},
+      {Endpoint::Chat, R"({"messages":[{"role":"user","content":5}]})", "messages[0].content"},
+      {Endpoint::Chat, R"({"messages":[{"role":"user","content":[{"type":"image_url"}]}]})", "messages[0].content[0].type"},
+      {Endpoint::Completion, R"({"prompt":3})", "prompt"},
+      {Endpoint::Completion, R"({"prompt":["a","b"]})", "prompt"},
+      {Endpoint::Completion, R"({"prompt":"a","max_tokens":101})", "max_tokens"},
+      {Endpoint::Completion, R"({"prompt":"a","max_tokens":0})", "max_tokens"},
+      {Endpoint::Completion, R"({"prompt":"a","max_tokens":2.5})", "max_tokens"},
+      {Endpoint::Completion, R"({"prompt":"a","temperature":3})", "temperature"},
+      {Endpoint::Completion, R"({"prompt":"a","top_p":0})", "top_p"},
+      {Endpoint::Completion, R"({"prompt":"a","min_p":1})", "min_p"},
+      {Endpoint::Completion, R"({"prompt":"a","seed":"x"})", "seed"},
+      {Endpoint::Completion, R"({"prompt":"a","stop":["a","b","c","d","e"]})", "stop"},
+      {Endpoint::Completion, R"({"prompt":"a","stop":[1]})", "stop[0]"},
+      {Endpoint::Completion, R"({"prompt":"a","presence_penalty":2.5})", "presence_penalty"},
+      {Endpoint::Completion, R"({"prompt":"a","logprobs":6})", "logprobs"},
+      {Endpoint::Completion, R"({"prompt":"a","n":2})", "n"},
+      {Endpoint::Completion, R"({"prompt":"a","stream":"yes"})", "stream"},
+      {Endpoint::Completion, R"({"prompt":"a","stream_options":{"include_usage":true}})", "stream_options"},
+      {Endpoint::Chat, R"({"messages":[{"role":"user","content":"x"}],"top_logprobs":2})", "top_logprobs"},
+      {Endpoint::Chat, R"({"messages":[{"role":"user","content":"x"}],"model":7})", "model"},
+  };
+  for (const auto& c : cases) {
+    std::string param;
+    EXPECT_EQ(status_of(c.k, c.body, &param), 400) << c.body;
+    EXPECT_EQ(param, c.param) << c.body;
+  }
+  const auto j = error_json(ApiError(401, "no key"));
+  EXPECT_EQ(j["error"]["type"], "authentication_error");
+  EXPECT_TRUE(j["error"]["param"].is_null());
+}
+
+struct Fixture {
+  Fixture(SchedulerOptions o)
+      : file(gguf::File::open(test::testdata_dir() + "/models/stories260K.gguf")), model(file, Config::from_gguf(file)),
+        tok(Tokenizer::from_gguf(file)), sched(model, tok, o, metrics) {}
+  gguf::File file;
+  Model model;
+  Tokenizer tok;
+  Metrics metrics;
+  Scheduler sched;
+};
+
+std::string collect(Stream& s, std::string* reason = nullptr) {
+  Stream::Delta d;
+  while (!s.wait(d, 10s)) {
+  }
+  if (reason) *reason = s.finish_reason();
+  return d.text;
+}
+
+GenParams sampled(std::uint64_t seed, int n) {
+  GenParams p;
+  p.temperature = 0.9f;
+  p.top_k = 40;
+  p.seed = seed;
+  p.max_tokens = n;
+  return p;
+}
+
+TEST(ServerScheduler, SeededOutputIsTheSameAloneAndBatched) {
+  SchedulerOptions o;
+  o.parallel = 4;
+  o.n_ctx = 256;
+  o.prefill_chunk = 3;  // several chunks per prompt, interleaved with the others' decoding
+  Fixture f(o);
+  const auto prompt = f.tok.encode("Once upon a time, in a big forest", true);
+  const std::string alone = collect(*f.sched.submit(prompt, sampled(1234, 40), "prompt"));
+  ASSERT_FALSE(alone.empty());
+  // The same request among three others with different seeds, lengths and prompts, joining at different times.
+  auto a = f.sched.submit(f.tok.encode("Lily", true), sampled(1, 60), "prompt");
+  std::this_thread::sleep_for(2ms);
+  auto b = f.sched.submit(prompt, sampled(1234, 40), "prompt");
+  auto c = f.sched.submit(f.tok.encode("The dog ran to the park and saw a big", true), sampled(2, 25), "prompt");
+  auto d = f.sched.submit(prompt, sampled(99, 40), "prompt");
+  EXPECT_EQ(collect(*b), alone);
+  const std::string other = collect(*d);
+  EXPECT_NE(other, alone);  // another seed, another text: the seed is honoured per request
+  collect(*a);
+  collect(*c);
+  EXPECT_EQ(f.sched.kv_blocks_in_use(), 0u);
+  EXPECT_GT(f.metrics.prefill_stall.count(), 0u);  // prompts were prefilled while others decoded
+  EXPECT_EQ(f.metrics.ttft.count(), 5u);
+}
+
+TEST(ServerScheduler, StopStringsAndLengthAndUsage) {
+  SchedulerOptions o;
+  o.n_ctx = 128;
+  Fixture f(o);
+  GenParams g;
+  g.temperature = 0;
+  g.max_tokens = 40;
+  std::string reason;
+  const auto s = f.sched.submit(f.tok.encode("Once upon a time", true), g, "prompt");
+  const std::string full = collect(*s, &reason);
+  EXPECT_EQ(reason, "length");
+  EXPECT_EQ(s->usage().completion_tokens, 40u);
+  ASSERT_NE(full.find("Lily"), std::string::npos) << full;
+  g.stop = {"Lily"};
+  const auto t = f.sched.submit(f.tok.encode("Once upon a time", true), g, "prompt");
+  EXPECT_EQ(collect(*t, &reason), full.substr(0, full.find("Lily")));
+  EXPECT_EQ(reason, "stop");
+}
+
+TEST(ServerScheduler, CancelFreesTheStreamAndItsBlocks) {
+  SchedulerOptions o;
+  o.parallel = 2;
+  o.n_ctx = 512;
+  Fixture f(o);
+  GenParams g = sampled(5, 400);
+  auto s = f.sched.submit(f.tok.encode("Once upon a time", true), g, "prompt");
+  Stream::Delta d;
+  while (d.text.size() < 20) ASSERT_FALSE(s->wait(d, 10s));
+  EXPECT_GT(f.sched.kv_blocks_in_use(), 0u);
+  s->cancel();
+  std::string reason;
+  collect(*s, &reason);
+  EXPECT_EQ(reason, "cancelled");
+  EXPECT_LT(s->usage().completion_tokens, 400u);
+  for (int i = 0; i < 100 && f.sched.active_streams() > 0; ++i) std::this_thread::sleep_for(1ms);
+  EXPECT_EQ(f.sched.kv_blocks_in_use(), 0u);
+}
+
+TEST(ServerScheduler, ContextQueueAndShutdownErrors) {
+  SchedulerOptions o;
+  o.parallel = 1;
+  o.n_ctx = 1024;
+  o.max_queue = 1;
+  Fixture f(o);
+  const auto status = [&](const std::vector<std::int32_t>& p, const GenParams& g) {
+    try {
+      f.sched.submit(p, g, "prompt");
+    } catch (const ApiError& e) {
+      return e.status * 10 + (e.retry_after_s > 0);
+    }
+    return 2000;
+  };
+  EXPECT_EQ(status(std::vector<std::int32_t>(1024, 5), {}), 4000);  // prompt + 1 > context
+  EXPECT_EQ(status({}, {}), 4000);
+  // One runs, one waits, the next is refused with Retry-After.
+  GenParams slow = sampled(1, 1000);
+  std::vector<std::shared_ptr<Stream>> kept;
+  int refused = 0;
+  for (int i = 0; i < 4; ++i) {
+    try {
+      kept.push_back(f.sched.submit({1, 5}, slow, "prompt"));
+    } catch (const ApiError& e) {
+      EXPECT_EQ(e.status, 429);
+      EXPECT_EQ(e.retry_after_s, 1);
+      ++refused;
+    }
+  }
+  EXPECT_GE(refused, 1);
+  f.sched.begin_shutdown();
+  EXPECT_EQ(status({1, 5}, {}), 5030);
+  for (auto& k : kept) {
+    k->cancel();
+    collect(*k);
+  }
+}
+
+}  // namespace
+}  // namespace realizar::server
