@@ -3,7 +3,8 @@
 #   release  - unit + contract tests, plus the same binary under qemu-x86_64 -cpu Nehalem / Haswell
 #   debug    - the same tests with AddressSanitizer + UndefinedBehaviorSanitizer
 #   nocuda   - release without the CUDA backend (TRUENO_CUDA=OFF): builds and passes without any of its code
-#   aarch64  - cross-compiled, every test run under qemu-aarch64 (the NEON backend)
+#   aarch64  - cross-compiled, every test run under qemu-aarch64 (the NEON backend; TRUENO_VULKAN=OFF:
+#              the static binaries under qemu have no Vulkan loader to open)
 # Installs missing Debian packages first (scripts/setup.sh --deps). Exits non-zero if any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -42,6 +42,10 @@ struct DeviceStatus {
   // What it is ("NVIDIA H200 (sm_90, ...), driver 13.0, kernels: NVRTC 13.0"), or why it cannot be used
   // ("not built (TRUENO_CUDA=OFF)", "no NVIDIA driver: libcuda.so.1: cannot open ...").
   std::string detail;
+  // Whether automatic selection (the parity gate's candidates) may pick it. False for devices that can
+  // run but should only be used when asked for by name: a Vulkan CPU implementation (lavapipe) is slower
+  // than trueno's own CPU kernels ("cpu device: never chosen automatically").
+  bool automatic = true;
 };
 
 // Every kind in the list, in list order: one line per device found, or one unavailable line (index 0)

@@ -24,6 +24,11 @@ constexpr bool kCudaTestsBuilt = true;
 #else
 constexpr bool kCudaTestsBuilt = false;
 #endif
+#if defined(TRUENO_TESTS_WITH_VULKAN)
+constexpr bool kVulkanTestsBuilt = true;
+#else
+constexpr bool kVulkanTestsBuilt = false;
+#endif
 
 namespace {
 
@@ -79,23 +84,36 @@ std::string report(std::vector<std::string>* problems) {
       md << "| " << op << " | " << obligations(kv.second) << " | " << backends << " | " << test_name << " |\n";
     }
   }
-  const YAML::Node g = YAML::LoadFile(dir + "/gpu/cuda.yaml");
-  md << "\n## cuda (contracts/gpu/cuda.yaml)\n\nEach kernel against its CPU kernel on a CUDA device (label gpu; a visible skip elsewhere).\n\n"
-     << "| op | obligations | backends | test |\n| --- | --- | --- | --- |\n";
-  for (const auto& kv : g["ops"]) {
-    const std::string op = kv.first.as<std::string>();
-    const std::string t = kv.second["test"] ? kv.second["test"].as<std::string>() : "";
-    if (t.empty())
-      problems->push_back("contracts/gpu/cuda.yaml: op '" + op + "' names no test");
-    else if (kCudaTestsBuilt && !tests.contains(t))  // TRUENO_CUDA=OFF builds no CUDA test to look for
-      problems->push_back("contracts/gpu/cuda.yaml: op '" + op + "' names test '" + t + "', which does not exist");
-    md << "| " << op << " | " << obligations(kv.second) << " | cuda | " << t << " |\n";
+  struct GpuFamily {
+    const char* name;
+    bool tests_built;  // TRUENO_<KIND>=OFF builds no test of that backend to look for
+    const char* intro;
+  };
+  const GpuFamily families[] = {
+      {"cuda", kCudaTestsBuilt, "Each kernel against its CPU kernel on a CUDA device (label gpu; a visible skip elsewhere)."},
+      {"vulkan", kVulkanTestsBuilt,
+       "Each shader against its CPU kernel on a Vulkan device (label gpu; lavapipe in CI; a visible skip elsewhere)."}};
+  for (const GpuFamily& fam : families) {
+    const std::string file = std::string("contracts/gpu/") + fam.name + ".yaml";
+    const YAML::Node g = YAML::LoadFile(dir + "/gpu/" + fam.name + ".yaml");
+    md << "\n## " << fam.name << " (" << file << ")\n\n" << fam.intro << "\n\n"
+       << "| op | obligations | backends | test |\n| --- | --- | --- | --- |\n";
+    for (const auto& kv : g["ops"]) {
+      const std::string op = kv.first.as<std::string>();
+      const std::string t = kv.second["test"] ? kv.second["test"].as<std::string>() : "";
+      if (t.empty())
+        problems->push_back(file + ": op '" + op + "' names no test");
+      else if (fam.tests_built && !tests.contains(t))
+        problems->push_back(file + ": op '" + op + "' names test '" + t + "', which does not exist");
+      md << "| " << op << " | " << obligations(kv.second) << " | " << fam.name << " | " << t << " |\n";
+    }
   }
   return md.str();
 }
 
 TEST(ContractsReport, EveryContractNamesAnExistingTestAndTheDocIsCurrent) {
   if (!kCudaTestsBuilt) std::printf("TRUENO_CUDA=OFF: the CUDA contracts' tests are not built here, their names are not checked\n");
+  if (!kVulkanTestsBuilt) std::printf("TRUENO_VULKAN=OFF: the Vulkan contracts' tests are not built here, their names are not checked\n");
   std::vector<std::string> problems;
   const std::string text = report(&problems);
   for (const auto& p : problems) ADD_FAILURE() << p;

@@ -108,8 +108,9 @@ std::vector<LayerTrace> check_layers(const Model& m, std::span<const Candidate> 
 std::string model_identity(const gguf::File& file);
 
 // The device candidates of this machine in the backend list's order (trueno/device_kinds.inc): every
-// available device whose kind realizar has a forward pass for, or only `only` when given. Each weights
-// upload happens when the candidate is tried.
+// available device whose kind realizar has a forward pass for, or only `only` when given. Devices that are
+// not chosen automatically (DeviceStatus::automatic: a CPU-type Vulkan device such as lavapipe) are
+// candidates only as `only` (--backend vulkan:N). Each weights upload happens when the candidate is tried.
 std::vector<Candidate> gpu_candidates(const Model& m, const CudaOptions& cuda, std::optional<trueno::Device> only = std::nullopt);
 
 // A sequence that runs on `primary` and, when a forward call on it throws (a launch failure, out of

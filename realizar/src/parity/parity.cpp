@@ -336,8 +336,11 @@ std::string model_identity(const gguf::File& file) {
 
 std::vector<Candidate> gpu_candidates(const Model& m, const CudaOptions& cuda, std::optional<trueno::Device> only) {
   std::vector<Candidate> out;
-  for (const trueno::Device& d : trueno::available_devices()) {  // in the backend list's order
+  for (const trueno::DeviceStatus& st : trueno::device_report()) {  // in the backend list's order
+    if (!st.available) continue;
+    const trueno::Device d = st.device;
     if (only && d != *only) continue;
+    if (!only && !st.automatic) continue;  // a CPU-type Vulkan device (lavapipe): only when forced by name
     if (!has_forward(d.kind)) continue;
     out.push_back({d.index == 0 ? std::string(trueno::name(d.kind)) : d.str(), device_identity(d, cuda),
                    [&m, cuda, d](std::size_t n_ctx) { return make_sequence(m, n_ctx, d, cuda); }});

@@ -213,6 +213,24 @@ TEST(Parity, TheFirstPassingCandidateInPriorityOrderIsChosen) {
   EXPECT_EQ(good_calls, kProbeCalls);
 }
 
+// A device that is not chosen automatically (DeviceStatus::automatic: a CPU-type Vulkan device such as
+// lavapipe) is no candidate of the automatic gate; named with --backend (`only`), it is one when realizar
+// has a forward pass for its kind.
+TEST(Parity, DevicesNotChosenAutomaticallyAreCandidatesOnlyWhenForced) {
+  Loaded l("stories260K.gguf");
+  const auto all = gpu_candidates(l.model, CudaOptions{});
+  for (const trueno::DeviceStatus& s : trueno::device_report()) {
+    if (!s.available) continue;
+    const std::string name = s.device.index == 0 ? std::string(trueno::name(s.device.kind)) : s.device.str();
+    const bool listed = std::any_of(all.begin(), all.end(), [&](const Candidate& c) { return c.name == name; });
+    if (!s.automatic) {
+      EXPECT_FALSE(listed) << s.device.str() << ": " << s.detail;
+    }
+    const auto forced = gpu_candidates(l.model, CudaOptions{}, s.device);
+    EXPECT_EQ(forced.size(), has_forward(s.device.kind) ? 1u : 0u) << s.device.str();
+  }
+}
+
 TEST(Parity, ForcedBackendIsUsedDespiteFailingAndSkippingIsSaid) {
   Loaded l("stories260K.gguf");
   int calls = 0;

@@ -1,0 +1,49 @@
+// The Vulkan decode ops (shaders/*.comp), recorded into a Recorder (context.h): each call records one
+// dispatch; nothing runs until Recorder::submit(). Buffers are whole Vulkan buffers of the recorder's
+// context. Every op has a contract against its CPU kernel (contracts/gpu/vulkan.yaml).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "trueno/quant.h"
+#include "trueno/vulkan/context.h"
+
+namespace trueno::vulkan {
+
+// The weight types gemv takes.
+bool gemv_supports(QuantType type);
+
+// y[r][rows] (+)= W x[r] for r < m activation rows (m <= kMaxGemvRows; several rows share each weight
+// read): W is `rows` rows of quant_row_bytes(type, cols) bytes (GGUF layout), x is m x cols f32, y is
+// m x rows f32. accumulate adds to y instead of overwriting it. One workgroup per block of rows; the
+// f32 activations multiply the dequantized weights (no activation quantization).
+inline constexpr std::size_t kMaxGemvRows = 8;
+void gemv(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::size_t cols, const Buffer& x, std::size_t m,
+          Buffer& y, bool accumulate = false);
+
+// out[r] = rmsnorm(x[r]) * weight for `count` rows of n (trueno::ops::rmsnorm).
+void rmsnorm(Recorder& r, const Buffer& x, const Buffer& weight, float eps, Buffer& out, std::size_t count, std::size_t n);
+
+// RoPE in place on `heads` heads of head_dim values at the position read from pos (an int32 buffer):
+// pairs (2i, 2i+1) or, neox, (i, i + rope_dim/2) for i < rope_dim/2, angle pos * theta_scale^i (divided by
+// freqs[i] when freqs is given).
+struct RopeParams {
+  int head_dim = 0, rope_dim = 0;
+  float theta_scale = 0.0f;
+  const Buffer* freqs = nullptr;
+  bool neox = false;
+};
+void rope(Recorder& r, Buffer& v, int heads, const Buffer& pos, const RopeParams& p);
+
+// k, v (n f32 each) rounded to f16 (round to nearest even) into slot pos (read from the int32 buffer) of
+// the caches k_cache, v_cache (slots x n f16). n must be even.
+void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, Buffer& v_cache, const Buffer& pos, std::size_t n);
+
+// g[i] = silu(g[i]) * u[i] (trueno::ops::swiglu, in place).
+void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n);
+// y[i] += x[i] (trueno::ops::add, in place).
+void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n);
+// out[i] = argmax of row i of x (count rows of n; uint32; first index on ties, a NaN wins as ops::argmax).
+void argmax(Recorder& r, const Buffer& x, std::size_t count, std::size_t n, Buffer& out);
+
+}  // namespace trueno::vulkan

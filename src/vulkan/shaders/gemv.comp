@@ -1,0 +1,105 @@
+#version 450
+// y[r][row] (+)= sum_i W[row][i] x[r][i]: quantized (Q8_0, Q4_K) or float (F32, F16) weights, f32
+// activations, M activation rows per dispatch. One workgroup per block of ROWS weight rows; the
+// workgroup's invocations stride over the row's units (32-element blocks or sub-blocks; single elements
+// for float weights), then reduce (wg_sum). Weights are read as 32-bit words (no 8/16-bit storage needed).
+// Specialization constants: 0 workgroup size, 1 weight type (GGUF id: 0 F32, 1 F16, 8 Q8_0, 12 Q4_K),
+// 2 M (activation rows), 3 ROWS (weight rows per workgroup).
+#include "common.glsl"
+
+layout(constant_id = 1) const uint TYPE = 0;
+layout(constant_id = 2) const uint M = 1;
+layout(constant_id = 3) const uint ROWS = 1;
+
+layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
+layout(std430, binding = 1) readonly buffer Act { float X[]; };
+layout(std430, binding = 2) buffer Out { float Y[]; };
+layout(push_constant) uniform Push {
+  uint rows, cols, row_bytes, accumulate;
+} pc;
+
+// The 4 bytes at byte offset o (any alignment): the words it spans, shifted together.
+uint word_at(uint o) {
+  const uint s = (o & 3u) * 8u;
+  const uint lo = W[o >> 2];
+  return s == 0u ? lo : (lo >> s) | (W[(o >> 2) + 1u] << (32u - s));
+}
+uint u16_at(uint o) { return (W[o >> 2] >> ((o & 2u) * 8u)) & 0xffffu; }  // o even
+uint byte_at(uint o) { return (W[o >> 2] >> ((o & 3u) * 8u)) & 0xffu; }
+
+void main() {
+  const uint tid = gl_LocalInvocationID.x;
+  for (uint rr = 0u; rr < ROWS; ++rr) {
+    const uint row = group_index() * ROWS + rr;
+    if (row >= pc.rows) break;  // uniform over the workgroup
+    const uint base = row * pc.row_bytes;
+    float acc[M];
+    for (uint m = 0u; m < M; ++m) acc[m] = 0.0;
+    if (TYPE == 0u) {  // F32
+      for (uint i = tid; i < pc.cols; i += WG) {
+        const float w = uintBitsToFloat(W[(base >> 2) + i]);
+        for (uint m = 0u; m < M; ++m) acc[m] += w * X[m * pc.cols + i];
+      }
+    } else if (TYPE == 1u) {  // F16
+      for (uint i = tid; i < pc.cols; i += WG) {
+        const float w = f16_to_f32(u16_at(base + 2u * i));
+        for (uint m = 0u; m < M; ++m) acc[m] += w * X[m * pc.cols + i];
+      }
+    } else if (TYPE == 8u) {  // Q8_0: blocks of 34 bytes (f16 d, 32 int8)
+      for (uint b = tid; b < pc.cols / 32u; b += WG) {
+        const uint o = base + b * 34u;
+        const float d = f16_to_f32(u16_at(o));
+        float s[M];
+        for (uint m = 0u; m < M; ++m) s[m] = 0.0;
+        for (uint k = 0u; k < 8u; ++k) {
+          const int q4 = int(word_at(o + 2u + 4u * k));
+          for (uint j = 0u; j < 4u; ++j) {
+            const float q = float(bitfieldExtract(q4, int(8u * j), 8));
+            const uint i = b * 32u + 4u * k + j;
+            for (uint m = 0u; m < M; ++m) s[m] += q * X[m * pc.cols + i];
+          }
+        }
+        for (uint m = 0u; m < M; ++m) acc[m] += d * s[m];
+      }
+    } else if (TYPE == 12u) {  // Q4_K: blocks of 144 bytes (f16 d, f16 dmin, 12 bytes of 6-bit scales/mins, 128 of nibbles)
+      for (uint u = tid; u < pc.cols / 32u; u += WG) {
+        const uint b = u / 8u, j = u % 8u;  // block and sub-block
+        const uint o = base + b * 144u;     // 4-byte aligned
+        const uint dd = W[o >> 2];
+        const float d = f16_to_f32(dd), dmin = f16_to_f32(dd >> 16);
+        uint sc, mn;
+        if (j < 4u) {
+          sc = byte_at(o + 4u + j) & 63u;
+          mn = byte_at(o + 8u + j) & 63u;
+        } else {
+          sc = (byte_at(o + 8u + j) & 0xfu) | ((byte_at(o + j) >> 6) << 4);
+          mn = (byte_at(o + 8u + j) >> 4) | ((byte_at(o + 4u + j) >> 6) << 4);
+        }
+        const uint c = j / 2u, shift = (j & 1u) * 4u;
+        float sq[M], sx[M];
+        for (uint m = 0u; m < M; ++m) sq[m] = 0.0, sx[m] = 0.0;
+        for (uint k = 0u; k < 8u; ++k) {
+          const uint q4 = W[(o >> 2) + 4u + 8u * c + k];
+          for (uint l = 0u; l < 4u; ++l) {
+            const float q = float((q4 >> (8u * l + shift)) & 0xfu);
+            const uint i = b * 256u + 64u * c + 32u * (j & 1u) + 4u * k + l;
+            for (uint m = 0u; m < M; ++m) {
+              const float xv = X[m * pc.cols + i];
+              sq[m] += q * xv;
+              sx[m] += xv;
+            }
+          }
+        }
+        const float ds = d * float(sc), dm = dmin * float(mn);
+        for (uint m = 0u; m < M; ++m) acc[m] += ds * sq[m] - dm * sx[m];
+      }
+    }
+    for (uint m = 0u; m < M; ++m) {
+      const float s = wg_sum(acc[m]);
+      if (tid == 0u) {
+        const uint at = m * pc.rows + row;
+        Y[at] = pc.accumulate != 0u ? Y[at] + s : s;
+      }
+    }
+  }
+}
