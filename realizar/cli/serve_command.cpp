@@ -66,9 +66,6 @@ std::function<int()> add_serve_command(CLI::App& app) {
     if (o->s.api_key.empty())
       if (const char* k = std::getenv("REALIZAR_API_KEY"); k != nullptr) o->s.api_key = k;
     const BackendChoice forced = o->m.apply();
-    if (forced.device)
-      throw trueno::InvalidArgument("--backend " + forced.device->str() +
-                                    ": serve batches streams on the CPU only for now (CpuBatch); give a CPU tier or no --backend");
     o->s.write_timeout_s = o->s.read_timeout_s;
     o->s.shutdown_grace = std::chrono::milliseconds(static_cast<long long>(o->shutdown_s * 1000));
     if (o->s.model_id.empty() || o->s.model_id == "realizar") {
@@ -97,6 +94,12 @@ std::function<int()> add_serve_command(CLI::App& app) {
     o->q.n_ctx = o->ctx > 0 ? static_cast<std::size_t>(o->ctx) : std::min<std::size_t>(train > 0 ? train : 4096, 4096);
     check_context(model.config(), o->q.n_ctx, "-c");
 
+    // --backend DEVICE: the weights go there once and every stream is a sequence of them (Note [CUDA batched
+    // step]); the parity gate is not run here: `realizar parity` checks a device first.
+    if (forced.device) {
+      o->q.weights = upload_weights(model, *forced.device, o->m.cuda());
+      std::fprintf(stderr, "realizar: serving on %s\n", o->q.weights->backend_name().c_str());
+    }
     server::Metrics metrics;
     std::unique_ptr<server::Scheduler> owned;
     try {

@@ -69,7 +69,7 @@ struct Scheduler::Pending {
 
 struct Scheduler::Slot {
   enum class State { Free, Prefill, Decode } state = State::Free;
-  Session session;
+  std::unique_ptr<Sequence> session;  // a CPU Session on the shared pool, or a device sequence
   std::shared_ptr<Stream> st;
   GenParams p;
   std::optional<Sampler> sampler;
@@ -83,18 +83,25 @@ struct Scheduler::Slot {
   std::int32_t pending = -1;                     // the last sampled token, fed at the next decode step
   Clock::time_point arrived, last_token;
 
-  Slot(const Model& m, std::size_t n_ctx, std::shared_ptr<KvPool> pool) : session(m, n_ctx, std::move(pool)) {}
+  explicit Slot(std::unique_ptr<Sequence> s) : session(std::move(s)) {}
 };
 
 Scheduler::Scheduler(const Model& model, const Tokenizer& tok, SchedulerOptions o, Metrics& metrics)
-    : model_(model), tok_(tok), o_(o), metrics_(metrics), batch_(model) {
+    : model_(model), tok_(tok), o_(o), metrics_(metrics) {
   if (o_.parallel == 0 || o_.n_ctx < 2 || o_.prefill_chunk == 0 || o_.kv_block == 0)
     throw ApiError(500, "scheduler: parallel, prefill_chunk and kv_block must be >= 1 and n_ctx >= 2");
   // Every stream can grow to its whole context: the pool never runs out (no OutOfKvBlocks mid-stream),
   // and blocks are only held for the positions a stream has reached.
   const std::size_t per_stream = (o_.n_ctx + o_.kv_block - 1) / o_.kv_block;
-  pool_ = std::make_shared<KvPool>(model.config(), o_.kv_block, std::max<std::size_t>(2, per_stream * o_.parallel));
-  for (std::size_t i = 0; i < o_.parallel; ++i) slots_.push_back(std::make_unique<Slot>(model, o_.n_ctx, pool_));
+  // On a device (o_.weights), every stream is a sequence of the shared upload with its own KV cache there.
+  if (o_.weights) {
+    for (std::size_t i = 0; i < o_.parallel; ++i) slots_.push_back(std::make_unique<Slot>(o_.weights->new_sequence(o_.n_ctx)));
+    batch_ = o_.weights->new_batch();
+  } else {
+    pool_ = std::make_shared<KvPool>(model.config(), o_.kv_block, std::max<std::size_t>(2, per_stream * o_.parallel));
+    for (std::size_t i = 0; i < o_.parallel; ++i) slots_.push_back(std::make_unique<Slot>(std::make_unique<Session>(model, o_.n_ctx, pool_)));
+    batch_ = std::make_unique<CpuBatch>(model);
+  }
   thread_ = std::thread([this] { run(); });
 }
 
@@ -184,7 +191,7 @@ void Scheduler::start(Slot& s, Pending&& p) {
   s.counts.clear();
   s.pending = -1;
   s.arrived = p.arrived;
-  s.session.reset();
+  s.session->reset();
   s.state = Slot::State::Prefill;
   ++active_;
 }
@@ -195,7 +202,7 @@ void Scheduler::finish(Slot& s, const std::string& reason, const std::string& er
     if (!rest.empty()) s.st->push(rest, std::nullopt);
   }
   // The KV blocks go back to the pool before the consumer hears of the end (so it sees them free).
-  s.session.reset();
+  s.session->reset();
   s.sampler.reset();
   s.state = Slot::State::Free;
   --active_;
@@ -229,7 +236,7 @@ TokenLogprob logprobs_of(std::span<const float> logits, std::int32_t chosen, int
 }  // namespace
 
 void Scheduler::on_logits(Slot& s) {
-  std::span<const float> logits = s.session.logits();
+  std::span<const float> logits = s.session->logits();
   std::span<const float> use = logits;
   if ((s.p.presence_penalty != 0 || s.p.frequency_penalty != 0) && !s.counts.empty()) {
     s.work.assign(logits.begin(), logits.end());
@@ -249,7 +256,7 @@ void Scheduler::on_logits(Slot& s) {
   if (s.p.logprobs >= 0) lp = logprobs_of(logits, next, s.p.logprobs, tok_);
   s.st->push(s.stops->push(s.utf8.push(tok_.piece(next))), std::move(lp));
   if (s.stops->stopped()) return finish(s, "stop");
-  if (static_cast<int>(s.generated) >= s.max_tokens || s.session.pos() >= s.session.n_ctx()) return finish(s, "length");
+  if (static_cast<int>(s.generated) >= s.max_tokens || s.session->pos() >= s.session->n_ctx()) return finish(s, "length");
   s.pending = next;
   s.state = Slot::State::Decode;
 }
@@ -284,13 +291,13 @@ void Scheduler::run() {
     batch.clear();
     for (auto& s : slots_)
       if (s->state == Slot::State::Decode) {
-        seqs.push_back(&s->session);
+        seqs.push_back(s->session.get());
         toks.push_back(s->pending);
         batch.push_back(s.get());
       }
     if (!batch.empty()) {
       try {
-        batch_.step(seqs, toks);
+        batch_->step(seqs, toks);
         for (Slot* s : batch) on_logits(*s);
       } catch (const std::exception& e) {
         for (Slot* s : batch)
@@ -306,7 +313,7 @@ void Scheduler::run() {
       const std::size_t n = std::min(o_.prefill_chunk, s.prompt.size() - s.prefilled);
       const auto t0 = Clock::now();
       try {
-        s.session.forward(std::span(s.prompt).subspan(s.prefilled, n));
+        s.session->forward(std::span(s.prompt).subspan(s.prefilled, n));
       } catch (const std::exception& e) {
         finish(s, "error", std::string("prefill failed: ") + e.what());
         break;

@@ -35,6 +35,7 @@ struct SchedulerOptions {
   std::size_t max_queue = 64;      // requests waiting for a slot; more: 429
   std::size_t kv_block = 16;       // positions per KV block
   int max_tokens_cap = 4096;       // default and largest max_tokens
+  std::shared_ptr<DeviceWeights> weights;  // the model on a device (Batch of its sequences); null: the CPU
 };
 
 // A request's output, shared by the scheduler (producer) and the HTTP thread (consumer).
@@ -93,8 +94,9 @@ class Scheduler {
   const SchedulerOptions& options() const { return o_; }
   std::size_t queue_depth() const;
   std::size_t active_streams() const { return active_; }
-  std::size_t kv_blocks_in_use() const { return pool_->total_blocks() - pool_->free_blocks(); }
-  std::size_t kv_blocks_total() const { return pool_->total_blocks(); }
+  // The CPU's paged pool; 0 on a device (each device sequence holds its whole context).
+  std::size_t kv_blocks_in_use() const { return pool_ ? pool_->total_blocks() - pool_->free_blocks() : 0; }
+  std::size_t kv_blocks_total() const { return pool_ ? pool_->total_blocks() : 0; }
 
  private:
   struct Pending;
@@ -109,7 +111,7 @@ class Scheduler {
   SchedulerOptions o_;
   Metrics& metrics_;
   std::shared_ptr<KvPool> pool_;
-  CpuBatch batch_;
+  std::unique_ptr<Batch> batch_;
   std::vector<std::unique_ptr<Slot>> slots_;
   std::size_t next_prefill_ = 0;
 
