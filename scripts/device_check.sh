@@ -9,13 +9,12 @@ if [ "${1:-}" = "--bundle" ]; then
   rm -rf .device && mkdir -p .device
   bash ../shared/tools/device-bundle.sh .device/bundle build/release/tests/trueno_tests build/release/tests/realizar_tests \
     build/release/realizar/realizar >/dev/null
-  cp -r "${TRUENO_TESTDATA_DIR:-tests/data}" .device/testdata
   du -sh .device
   exit 0
 fi
 out=${OUT:-/tmp/device_check}; mkdir -p "$out"
 B=.device/bundle
-export LD_LIBRARY_PATH=$PWD/$B/lib TRUENO_TESTDATA_DIR=$PWD/.device/testdata TRUENO_CONTRACTS_DIR=$PWD/contracts REALIZAR_PARITY_CACHE=off
+export LD_LIBRARY_PATH=$PWD/$B/lib TRUENO_TESTDATA_DIR=$PWD/tests/data TRUENO_CONTRACTS_DIR=$PWD/contracts REALIZAR_PARITY_CACHE=off
 nvidia-smi -L
 status=0
 for t in trueno_tests realizar_tests; do
@@ -27,13 +26,27 @@ TRUENO_FAKE_DEVICE=cuda $B/bin/trueno_tests --gtest_brief=1 "--gtest_filter=-Con
 echo "fake device: $(grep -E '^\[  (PASSED|FAILED) ' "$out/fake.log" | tr '\n' ' ')"
 $B/bin/realizar backends
 $B/bin/realizar run -m models/stories260K.gguf -p "Once upon a time" -n 40 --temp 0 2>&1 | tail -4
-for m in tiny2-qwen2-q4_k_m tiny-llama-q8_0; do $B/bin/realizar parity --layers -m .device/testdata/models/$m.gguf | tail -4; done
-$B/bin/realizar parity -m .device/testdata/models/tiny-llama-q4_k_m.gguf --prefill-precision fp8 --backend cuda | tail -2
+for m in tiny2-qwen2-q4_k_m tiny-llama-q8_0; do $B/bin/realizar parity --layers -m tests/data/models/$m.gguf | tail -4; done
+$B/bin/realizar parity -m tests/data/models/tiny-llama-q4_k_m.gguf --prefill-precision fp8 --backend cuda | tail -2
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   $B/bin/realizar synth --preset llama-7b --quant q4_k_m --out /tmp/7b.gguf >/dev/null 2>&1
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b.log" | tail -4
   # Aggregate decode of sequences stepped together (Note [CUDA batched step]).
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tee "$out/batch7b.log" | tail -6
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda --decode-gemv cublas-f16 -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tail -6
+fi
+# The server on the GPU under the bounded load test at several concurrencies (needs node there).
+if [ "${SERVE:-0}" = 1 ] && command -v node >/dev/null; then
+  for mode in fused cublas-f16; do
+    $B/bin/realizar serve -m /tmp/7b.gguf --backend cuda --decode-gemv $mode --port 18080 --parallel 64 -c 384 --max-queue 512 >"$out/serve-$mode.log" 2>&1 &
+    pid=$!
+    for i in $(seq 60); do curl -sf http://127.0.0.1:18080/health >/dev/null && break; sleep 1; done
+    for c in 1 8 32 64; do
+      echo "serve $mode, $c clients:"; node bench/serve_load.js --url http://127.0.0.1:18080 --clients $c --requests 2 --max-tokens 128 | tail -3
+    done
+    kill -TERM $pid; wait $pid
+  done
+elif [ "${SERVE:-0}" = 1 ]; then
+  echo "no node on this machine: the serve load test skipped"
 fi
 exit $status
