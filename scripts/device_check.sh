@@ -35,18 +35,18 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tee "$out/batch7b.log" | tail -6
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda --decode-gemv cublas-f16 -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tail -6
 fi
-# The server on the GPU under the bounded load test at several concurrencies (needs node there).
-if [ "${SERVE:-0}" = 1 ] && command -v node >/dev/null; then
+# The server on the GPU under the bounded load test (bench/serve_load.py: the GPU machine has no Node).
+if [ "${SERVE:-0}" = 1 ]; then
   for mode in fused cublas-f16; do
-    $B/bin/realizar serve -m /tmp/7b.gguf --backend cuda --decode-gemv $mode --port 18080 --parallel 64 -c 384 --max-queue 512 >"$out/serve-$mode.log" 2>&1 &
+    $B/bin/realizar serve -m /tmp/7b.gguf --backend cuda --decode-gemv $mode --port 18080 --parallel 64 -c 512 --max-queue 512 \
+      --max-tokens 256 >"$out/serve-$mode.log" 2>&1 &
     pid=$!
-    for i in $(seq 60); do curl -sf http://127.0.0.1:18080/health >/dev/null && break; sleep 1; done
-    for c in 1 8 32 64; do
-      echo "serve $mode, $c clients:"; node bench/serve_load.js --url http://127.0.0.1:18080 --clients $c --requests 2 --max-tokens 128 | tail -3
+    for i in $(seq 90); do curl -sf http://127.0.0.1:18080/health >/dev/null && break; sleep 1; done
+    for c in 1 8 32 64 128; do
+      echo "serve --decode-gemv $mode, $c clients:"
+      python3 bench/serve_load.py --url http://127.0.0.1:18080 --clients $c --requests $((c < 32 ? 2 : 1)) --max-tokens 128 --prompt-words 30
     done
     kill -TERM $pid; wait $pid
   done
-elif [ "${SERVE:-0}" = 1 ]; then
-  echo "no node on this machine: the serve load test skipped"
 fi
 exit $status
