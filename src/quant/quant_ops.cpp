@@ -8,6 +8,7 @@
 #include "core/strings.h"
 #include "cpu/dispatch.h"
 #include "cpu/kernels/qdot/qgemm_amx.h"
+#include "quant/finite.h"
 #include "trueno/error.h"
 #include "trueno/quant.h"
 #include "trueno/threads.h"
@@ -142,9 +143,12 @@ void check(const char* op, QuantType type, std::size_t w_bytes, std::size_t rows
 }
 
 // The activations, quantized in chunks of 8 blocks across the pool (a serial pass would be a tenth of
-// a 16-thread matvec).
+// a 16-thread matvec). A decode step's single row of up to 8192 values is quantized on the calling
+// thread: with the SIMD quantizers that takes a few microseconds, less than handing it to the pool and
+// waiting for the slowest thread (one of 13 pool hand-offs per layer before).
 void quantize_activations(QuantType act, std::span<const float> x, std::size_t m, std::size_t cols, std::byte* xq,
                           std::size_t xq_row_bytes) {
+  if (m == 1 && cols <= 8192) return quantize(act, x.first(cols), std::span<std::byte>(xq, xq_row_bytes));
   struct Ctx {
     QuantType act;
     std::span<const float> x;
@@ -178,10 +182,11 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   g.y[0] = y0, g.y[1] = y1;
   if (g.dot) {  // quantize the activations once (scratch of the calling thread: no allocation per call)
     // Checked here, on the caller's thread: the pool's tasks must not throw.
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (!std::isfinite(x[i]))
-        throw InvalidArgument(strcat(op, ": activation ", i, " is ", x[i], "; ", quant_info(act).name,
-                                     " activations must be finite"));
+    if (!detail::all_finite(x.data(), x.size()))
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!std::isfinite(x[i]))
+          throw InvalidArgument(strcat(op, ": activation ", i, " is ", x[i], "; ", quant_info(act).name,
+                                       " activations must be finite"));
     g.xq_bytes = quant_row_bytes(act, cols);
     auto* xq = reinterpret_cast<std::byte*>(detail::thread_scratch(detail::ScratchSlot::kQuantX, (m * g.xq_bytes + 3) / 4));
     g.xq = xq;
