@@ -151,9 +151,20 @@ void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& w = m_.layers[l];
     rmsnorm_rows(x_, w.attn_norm, c_.rms_eps, T, xn_);
-    linear(w.wq, xn_, T, q_), add_bias(q_, w.bq, T);
-    linear(w.wk, xn_, T, k_new_), add_bias(k_new_, w.bk, T);
-    linear(w.wv, xn_, T, v_new_), add_bias(v_new_, w.bv, T);
+    if (T == 1 && w.wq.type != trueno::QuantType::F16 && w.wk.type != trueno::QuantType::F16 &&
+        w.wv.type != trueno::QuantType::F16) {
+      // Decode: Q, K and V from one quantization of xn and one pool hand-off (quant_matvec_multi).
+      q_.resize(w.wq.rows), k_new_.resize(w.wk.rows), v_new_.resize(w.wv.rows);
+      const trueno::QuantMatvecPart parts[3] = {{w.wq.type, w.wq.data, w.wq.rows, q_},
+                                                {w.wk.type, w.wk.data, w.wk.rows, k_new_},
+                                                {w.wv.type, w.wv.data, w.wv.rows, v_new_}};
+      trueno::quant_matvec_multi(parts, d, std::span(xn_).first(d));
+    } else {
+      linear(w.wq, xn_, T, q_);
+      linear(w.wk, xn_, T, k_new_);
+      linear(w.wv, xn_, T, v_new_);
+    }
+    add_bias(q_, w.bq, T), add_bias(k_new_, w.bk, T), add_bias(v_new_, w.bv, T);
     for (std::size_t t = 0; t < T; ++t) {
       rope(q_.data() + t * c_.n_head * c_.head_dim, c_.n_head, pos_ + t);
       rope(k_new_.data() + t * kv_row, c_.n_head_kv, pos_ + t);
