@@ -73,6 +73,18 @@ void quant_matvec(QuantType type, std::span<const std::byte> w, std::size_t rows
 void quant_gate_up_swiglu(QuantType type, std::span<const std::byte> w_gate, std::span<const std::byte> w_up,
                           std::size_t rows, std::size_t cols, std::span<const float> x, std::span<float> out,
                           std::optional<Backend> backend = {});
+// One matrix of quant_matvec_multi: y[rows] = W x.
+struct QuantMatvecPart {
+  QuantType type;
+  std::span<const std::byte> w;
+  std::size_t rows;
+  std::span<float> y;
+};
+// Several matrices applied to the same x (decode: Q, K and V): x is quantized once per activation format
+// and the rows of all the matrices are split across the pool in one parallel region. Each y equals
+// quant_matvec of its matrix exactly.
+void quant_matvec_multi(std::span<const QuantMatvecPart> parts, std::size_t cols, std::span<const float> x,
+                        std::optional<Backend> backend = {});
 // Y[m][rows] = X[m][cols] W^T for m activation rows (prefill): each weight row is read from memory once
 // and applied to all m rows while it is in cache. Row i of Y equals quant_matvec of row i of X exactly.
 void quant_matmul(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,

@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "core/parallel.h"
 #include "core/strings.h"
 #include "cpu/dispatch.h"
 #include "cpu/kernels/qdot/qgemm_amx.h"
+#include "quant/finite.h"
 #include "trueno/error.h"
 #include "trueno/quant.h"
 #include "trueno/threads.h"
@@ -142,9 +144,12 @@ void check(const char* op, QuantType type, std::size_t w_bytes, std::size_t rows
 }
 
 // The activations, quantized in chunks of 8 blocks across the pool (a serial pass would be a tenth of
-// a 16-thread matvec).
+// a 16-thread matvec). A decode step's single row of up to 8192 values is quantized on the calling
+// thread: with the SIMD quantizers that takes a few microseconds, less than handing it to the pool and
+// waiting for the slowest thread (one of 13 pool hand-offs per layer before).
 void quantize_activations(QuantType act, std::span<const float> x, std::size_t m, std::size_t cols, std::byte* xq,
                           std::size_t xq_row_bytes) {
+  if (m == 1 && cols <= 8192) return quantize(act, x.first(cols), std::span<std::byte>(xq, xq_row_bytes));
   struct Ctx {
     QuantType act;
     std::span<const float> x;
@@ -178,10 +183,11 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   g.y[0] = y0, g.y[1] = y1;
   if (g.dot) {  // quantize the activations once (scratch of the calling thread: no allocation per call)
     // Checked here, on the caller's thread: the pool's tasks must not throw.
-    for (std::size_t i = 0; i < x.size(); ++i)
-      if (!std::isfinite(x[i]))
-        throw InvalidArgument(strcat(op, ": activation ", i, " is ", x[i], "; ", quant_info(act).name,
-                                     " activations must be finite"));
+    if (!detail::all_finite(x.data(), x.size()))
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!std::isfinite(x[i]))
+          throw InvalidArgument(strcat(op, ": activation ", i, " is ", x[i], "; ", quant_info(act).name,
+                                       " activations must be finite"));
     g.xq_bytes = quant_row_bytes(act, cols);
     auto* xq = reinterpret_cast<std::byte*>(detail::thread_scratch(detail::ScratchSlot::kQuantX, (m * g.xq_bytes + 3) / 4));
     g.xq = xq;
@@ -197,7 +203,68 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   detail::parallel_run((rows + g.rows_per_task - 1) / g.rows_per_task, run_rows, &g);
 }
 
+// quant_matvec_multi: each part's Job, its first task index, and the total.
+struct MultiJob {
+  Job jobs[4];
+  std::size_t first_task[5];
+  int n;
+};
+
+void run_multi_task(void* ctx, std::size_t task) {
+  const MultiJob& mj = *static_cast<const MultiJob*>(ctx);
+  int k = 0;
+  while (task >= mj.first_task[k + 1]) ++k;
+  run_rows(const_cast<Job*>(&mj.jobs[k]), task - mj.first_task[k]);
+}
+
 }  // namespace
+
+void quant_matvec_multi(std::span<const QuantMatvecPart> parts, std::size_t cols, std::span<const float> x,
+                        std::optional<Backend> backend) {
+  if (parts.size() > 4) throw InvalidArgument(strcat("quant_matvec_multi: ", parts.size(), " matrices; at most 4"));
+  const cpu::KernelTable& t = cpu::kernels(backend, "quant_matvec_multi");
+  MultiJob mj{};
+  mj.n = static_cast<int>(parts.size());
+  // The quantized activations, once per format (Q8_0 and/or Q8_K): the calling thread's scratch.
+  const std::byte* xq_of[2] = {nullptr, nullptr};
+  QuantType act_of[2] = {QuantType::Q8_0, QuantType::Q8_K};
+  thread_local std::vector<std::byte> xq_buf[2];
+  bool checked = false;
+  mj.first_task[0] = 0;
+  for (int k = 0; k < mj.n; ++k) {
+    const QuantMatvecPart& p = parts[static_cast<std::size_t>(k)];
+    check("quant_matvec_multi", p.type, p.w.size(), p.rows, cols, x.size(), 1, p.y.size());
+    Job& g = mj.jobs[k];
+    g.table = &t;
+    QuantType act = p.type;
+    g.dot = qdot_for(t, p.type, &act);
+    g.dot_rows = qdot_rows_for(t, p.type);
+    g.type = p.type;
+    g.w[0] = p.w.data(), g.w[1] = nullptr, g.n_w = 1;
+    g.rows = p.rows, g.cols = cols, g.row_bytes = quant_row_bytes(p.type, cols), g.m = 1;
+    g.x = x.data();
+    g.y[0] = p.y.data(), g.y[1] = nullptr;
+    if (g.dot) {
+      if (!checked && !detail::all_finite(x.data(), x.size()))
+        for (std::size_t i = 0; i < x.size(); ++i)
+          if (!std::isfinite(x[i]))
+            throw InvalidArgument(strcat("quant_matvec_multi: activation ", i, " is ", x[i], "; ", quant_info(act).name,
+                                         " activations must be finite"));
+      checked = true;
+      const int a = act == QuantType::Q8_0 ? 0 : 1;
+      g.xq_bytes = quant_row_bytes(act, cols);
+      if (!xq_of[a]) {
+        xq_buf[a].resize(g.xq_bytes);
+        quantize_activations(act_of[a], x, 1, cols, xq_buf[a].data(), g.xq_bytes);
+        xq_of[a] = xq_buf[a].data();
+      }
+      g.xq = xq_of[a];
+    }
+    g.rows_per_task = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
+    mj.first_task[k + 1] = mj.first_task[k] + (p.rows + g.rows_per_task - 1) / g.rows_per_task;
+  }
+  detail::parallel_run(mj.first_task[mj.n], run_multi_task, &mj);
+}
 
 void quant_matvec(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,
                   std::span<const float> x, std::span<float> y, std::optional<Backend> backend) {

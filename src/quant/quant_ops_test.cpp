@@ -146,6 +146,33 @@ TEST(QuantOps, GateUpSwigluIsSiluOfGateTimesUp) {
   }
 }
 
+// Q, K and V of a decode step in one call: mixed weight types (both activation formats, a float type),
+// unequal row counts; each output equals its own quant_matvec bit for bit, on every thread count.
+TEST(QuantOps, MatvecMultiEqualsOneMatvecPerMatrix) {
+  const std::size_t cols = 512;
+  const Problem a = make(QuantType::Q4_K, 300, cols, 11), b = make(QuantType::Q6_K, 40, cols, 12),
+                c = make(QuantType::Q8_0, 72, cols, 13), f = make(QuantType::F32, 9, cols, 14);
+  const std::vector<const Problem*> ps = {&a, &b, &c, &f};
+  std::vector<std::vector<float>> want(ps.size()), got(ps.size());
+  for (std::size_t k = 0; k < ps.size(); ++k) {
+    want[k].resize(ps[k]->rows), got[k].assign(ps[k]->rows, -1.0f);
+    quant_matvec(ps[k]->type, ps[k]->w, ps[k]->rows, cols, a.x, want[k]);
+  }
+  for (int threads : {1, 2, 3}) {
+    set_num_threads(threads);
+    std::vector<QuantMatvecPart> parts;
+    for (std::size_t k = 0; k < ps.size(); ++k) parts.push_back({ps[k]->type, ps[k]->w, ps[k]->rows, got[k]});
+    quant_matvec_multi(parts, cols, a.x);
+    for (std::size_t k = 0; k < ps.size(); ++k)
+      ASSERT_EQ(0, std::memcmp(want[k].data(), got[k].data(), want[k].size() * 4)) << quant_info(ps[k]->type).name << " threads " << threads;
+  }
+  set_num_threads(physical_cores());
+  std::vector<float> bad = a.x;
+  bad[7] = NAN;
+  std::vector<QuantMatvecPart> one = {{a.type, a.w, a.rows, got[0]}};
+  EXPECT_THROW(quant_matvec_multi(one, cols, bad), InvalidArgument);
+}
+
 TEST(QuantOps, BadArgumentsAreClearErrors) {
   const Problem p = make(QuantType::Q4_K, 4, 256, 3);
   std::vector<float> y(4), y_short(3);

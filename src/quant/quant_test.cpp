@@ -15,6 +15,9 @@
 #include "trueno/quant.h"
 
 namespace trueno {
+namespace detail {
+extern bool g_force_scalar_quant;
+}
 namespace {
 
 std::vector<float> decode(QuantType t, const std::vector<std::byte>& bytes, std::size_t n) {
@@ -40,6 +43,43 @@ TEST(QuantRoundTrip, DegenerateScalesStayDefined) {
       for (std::size_t i = 0; i < x.size(); i += 3) x[i] = (i % 2 ? -v : v);
       const auto y = decode(t, encode(t, x), x.size());
       for (float e : y) EXPECT_TRUE(std::isfinite(e) || v > 1e38f) << quant_info(t).name << " " << v;
+    }
+  }
+}
+
+// Note [SIMD activation quantization] (quantize_ref.cpp): the SSE2 Q8_0/Q8_K quantizers write the same
+// bytes as the scalar loops, on ordinary data, ties in magnitude (+a before -a and the reverse), zeros,
+// -0, denormal and huge block maxima, and integers at the rounding midpoints.
+TEST(QuantActivations, SimdQuantizersMatchScalar) {
+  std::mt19937 rng(12345);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<std::vector<float>> cases;
+  for (int r = 0; r < 40; ++r) {
+    std::vector<float> x(1024);
+    for (auto& v : x) v = nd(rng) * (r % 5 == 0 ? 1e-3f : r % 7 == 0 ? 1e4f : 1.0f);
+    cases.push_back(x);
+  }
+  std::vector<float> ties(1024, 0.5f);
+  ties[3] = -2.0f, ties[300] = 2.0f, ties[600] = 2.0f, ties[700] = -2.0f;
+  cases.push_back(ties);
+  cases.push_back(std::vector<float>(1024, 0.0f));
+  cases.push_back(std::vector<float>(1024, -0.0f));
+  for (float v : {1e-45f, 1e-40f, 3e38f, -3e38f}) {
+    std::vector<float> x(1024, 0.0f);
+    for (std::size_t i = 0; i < x.size(); i += 3) x[i] = (i % 2 ? -v : v);
+    cases.push_back(x);
+  }
+  std::vector<float> mid(1024);
+  for (std::size_t i = 0; i < mid.size(); ++i) mid[i] = (static_cast<float>(i % 255) - 127.0f) + (i % 2 ? 0.5f : -0.5f);
+  cases.push_back(mid);
+  for (QuantType t : {QuantType::Q8_0, QuantType::Q8_K}) {
+    for (const auto& x : cases) {
+      const auto simd = encode(t, x);
+      detail::g_force_scalar_quant = true;
+      const auto scalar = encode(t, x);
+      detail::g_force_scalar_quant = false;
+      ASSERT_EQ(simd.size(), scalar.size());
+      EXPECT_EQ(std::memcmp(simd.data(), scalar.data(), simd.size()), 0) << quant_info(t).name << " first " << x[0];
     }
   }
 }

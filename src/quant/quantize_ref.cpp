@@ -10,14 +10,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/half.h"
 #include "core/strings.h"
 #include "quant/blocks.h"
+#include "quant/finite.h"
 #include "trueno/error.h"
 #include "trueno/quant.h"
 
 namespace trueno {
+namespace detail {
+bool g_force_scalar_quant = false;  // tests: the scalar loops on an SSE2 target (Note [SIMD activation quantization])
+}
 namespace {
 
 using namespace quant;
@@ -55,9 +62,64 @@ void put(std::byte* out, std::size_t i, const Block& b) {
   std::memcpy(out + i * sizeof(Block), &b, sizeof(Block));
 }
 
+// Note [SIMD activation quantization]
+// Q8_0 and Q8_K are the activation formats: every matvec quantizes its input (a quarter of a 2-thread
+// decode's serial time went there). With SSE2 (every x86-64) four elements per step, performing the
+// scalar code's operations on each element: the same products, the same clamp to +-2^22 (maxps returns
+// the bound for NaN, as fmax does), the same magic-number rounding, the same int -> int8 conversion
+// (Q8_K keeps the low byte as the cast does; Q8_0 clamps to +-127 first); the absmax is the same element
+// (the first of largest magnitude). So the bytes are identical to the scalar loops', which remain for
+// other targets and are what the tests compare against (QuantTest.SimdQuantizersMatchScalar).
+#if defined(__SSE2__)
+inline __m128 nearest_ps(__m128 v) {  // nearest() on four lanes, as floats holding integers
+  v = _mm_min_ps(_mm_max_ps(v, _mm_set1_ps(-4194304.0f)), _mm_set1_ps(4194304.0f));
+  const __m128 magic = _mm_set1_ps(12582912.0f);
+  return _mm_sub_ps(_mm_add_ps(v, magic), magic);
+}
+
+float absmax_ps(const float* x, int n) {
+  const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+  __m128 m = _mm_setzero_ps();
+  for (int j = 0; j < n; j += 4) m = _mm_max_ps(m, _mm_and_ps(_mm_loadu_ps(x + j), abs_mask));
+  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+  m = _mm_max_ss(m, _mm_shuffle_ps(m, m, 1));
+  return _mm_cvtss_f32(m);
+}
+
+// The low bytes of four int32 vectors, in order (the int -> int8 cast).
+__m128i low_bytes(__m128i a, __m128i b, __m128i c, __m128i d) {
+  const __m128i ff = _mm_set1_epi32(0xff);
+  return _mm_packus_epi16(_mm_packs_epi32(_mm_and_si128(a, ff), _mm_and_si128(b, ff)),
+                          _mm_packs_epi32(_mm_and_si128(c, ff), _mm_and_si128(d, ff)));
+}
+#endif
+
 void quant_q8_0(const float* x, std::byte* out, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i, x += 32) {
     BlockQ8_0 b;
+#if defined(__SSE2__)
+    if (!detail::g_force_scalar_quant) {
+      const __m128 abs_mask = _mm_castsi128_ps(_mm_set1_epi32(0x7fffffff));
+      __m128 m = _mm_setzero_ps();
+      for (int j = 0; j < 32; j += 4) m = _mm_max_ps(m, _mm_and_ps(_mm_loadu_ps(x + j), abs_mask));
+      m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+      const float amax = _mm_cvtss_f32(_mm_max_ss(m, _mm_shuffle_ps(m, m, 1)));
+      float d;
+      b.d = store_scale(amax / 127.0f, &d);
+      const __m128 id = _mm_set1_ps(d != 0.0f ? 1.0f / d : 0.0f);
+      const __m128i lo = _mm_set1_epi16(-127), hi = _mm_set1_epi16(127);
+      for (int j = 0; j < 32; j += 16) {
+        __m128i q[4];
+        for (int k = 0; k < 4; ++k) q[k] = _mm_cvttps_epi32(nearest_ps(_mm_mul_ps(_mm_loadu_ps(x + j + 4 * k), id)));
+        // clampi(v, -127, 127): saturating to int16 keeps the order, then the clamp in int16 lanes
+        const __m128i w0 = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(q[0], q[1]), lo), hi);
+        const __m128i w1 = _mm_min_epi16(_mm_max_epi16(_mm_packs_epi32(q[2], q[3]), lo), hi);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(b.qs + j), _mm_packs_epi16(w0, w1));
+      }
+      put(out, i, b);
+      continue;
+    }
+#endif
     float amax = 0.0f;
     for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[j]));
     float d;
@@ -218,6 +280,34 @@ void quant_q6_k(const float* x, std::byte* out, std::size_t nb) {
 void quant_q8_k(const float* x, std::byte* out, std::size_t nb) {
   for (std::size_t i = 0; i < nb; ++i, x += kQK) {
     BlockQ8_K b{};
+#if defined(__SSE2__)
+    if (!detail::g_force_scalar_quant) {
+      const float amax = absmax_ps(x, kQK);
+      if (amax != 0.0f) {
+        int first = 0;
+        while (std::fabs(x[first]) != amax) ++first;
+        const float iscale = -127.0f / x[first];
+        const __m128 is = _mm_set1_ps(iscale);
+        const __m128i c127 = _mm_set1_epi32(127), bias = _mm_set1_epi8(static_cast<char>(0x80));
+        for (int j = 0; j < kQK; j += 16) {
+          __m128i q[4];
+          for (int k = 0; k < 4; ++k) {
+            const __m128i v = _mm_cvttps_epi32(nearest_ps(_mm_mul_ps(is, _mm_loadu_ps(x + j + 4 * k))));
+            const __m128i gt = _mm_cmpgt_epi32(v, c127);  // std::min(127, v)
+            q[k] = _mm_or_si128(_mm_and_si128(gt, c127), _mm_andnot_si128(gt, v));
+          }
+          const __m128i bytes = low_bytes(q[0], q[1], q[2], q[3]);
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(b.qs + j), bytes);
+          // sum of 16 signed bytes: unsigned sum of (byte ^ 0x80) minus 16 * 128
+          const __m128i s = _mm_sad_epu8(_mm_xor_si128(bytes, bias), _mm_setzero_si128());
+          b.bsums[j / 16] = static_cast<std::int16_t>(_mm_cvtsi128_si32(s) + _mm_cvtsi128_si32(_mm_srli_si128(s, 8)) - 2048);
+        }
+        b.d = 1.0f / iscale;
+      }
+      put(out, i, b);
+      continue;
+    }
+#endif
     const float a = signed_absmax(x, kQK);
     if (a != 0.0f) {
       const float iscale = -127.0f / a;
@@ -241,7 +331,7 @@ void quantize(QuantType type, std::span<const float> x, std::span<std::byte> out
     throw ShapeError(strcat("quantize: ", x.size(), " elements of ", quant_info(type).name, " take ", need,
                             " bytes, out has ", out.size()));
   const std::size_t nb = x.size() / quant_info(type).block_elems;
-  if (quant_info(type).block_elems > 1)
+  if (quant_info(type).block_elems > 1 && !detail::all_finite(x.data(), x.size()))
     for (std::size_t i = 0; i < x.size(); ++i)
       if (!std::isfinite(x[i]))
         throw InvalidArgument(strcat("quantize to ", quant_info(type).name, ": element ", i, " is ", x[i],

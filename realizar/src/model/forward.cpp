@@ -183,9 +183,20 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
     const int li = static_cast<int>(l);
     rmsnorm_rows(w.x, lw.attn_norm, c_.rms_eps, T, w.xn);
     tap(rec, li, "attn_norm", w.xn, T);
-    linear(lw.wq, w.xn, T, w.q), add_bias(w.q, lw.bq, T);
-    linear(lw.wk, w.xn, T, w.k_new), add_bias(w.k_new, lw.bk, T);
-    linear(lw.wv, w.xn, T, w.v_new), add_bias(w.v_new, lw.bv, T);
+    if (T == 1 && lw.wq.type != trueno::QuantType::F16 && lw.wk.type != trueno::QuantType::F16 &&
+        lw.wv.type != trueno::QuantType::F16) {
+      // Decode: Q, K and V from one quantization of xn and one pool hand-off (quant_matvec_multi).
+      w.q.resize(lw.wq.rows), w.k_new.resize(lw.wk.rows), w.v_new.resize(lw.wv.rows);
+      const trueno::QuantMatvecPart parts[3] = {{lw.wq.type, lw.wq.data, lw.wq.rows, w.q},
+                                                {lw.wk.type, lw.wk.data, lw.wk.rows, w.k_new},
+                                                {lw.wv.type, lw.wv.data, lw.wv.rows, w.v_new}};
+      trueno::quant_matvec_multi(parts, d, std::span(w.xn).first(d));
+    } else {
+      linear(lw.wq, w.xn, T, w.q);
+      linear(lw.wk, w.xn, T, w.k_new);
+      linear(lw.wv, w.xn, T, w.v_new);
+    }
+    add_bias(w.q, lw.bq, T), add_bias(w.k_new, lw.bk, T), add_bias(w.v_new, lw.bv, T);
     tap(rec, li, "q", w.q, T), tap(rec, li, "k", w.k_new, T), tap(rec, li, "v", w.v_new, T);
     for (std::size_t t = 0; t < T; ++t) {
       rope(m, w.q.data() + t * c_.n_head * c_.head_dim, c_.n_head, rows[t].pos);
