@@ -1,11 +1,14 @@
 #include "server/scheduler.h"
 
+#include "trueno/threads.h"
+
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <unordered_map>
 
 #include "realizar/sampler.h"
+#include "trueno/threads.h"
 #include "util/stop_strings.h"
 
 namespace realizar::server {
@@ -235,7 +238,9 @@ TokenLogprob logprobs_of(std::span<const float> logits, std::int32_t chosen, int
 
 }  // namespace
 
-void Scheduler::on_logits(Slot& s) {
+// The next token of a slot from its logits: penalties, then its own sampler (only the slot's state is
+// touched, so the slots of a decode step pick in parallel).
+std::int32_t Scheduler::pick(Slot& s) {
   std::span<const float> logits = s.session->logits();
   std::span<const float> use = logits;
   if ((s.p.presence_penalty != 0 || s.p.frequency_penalty != 0) && !s.counts.empty()) {
@@ -243,7 +248,13 @@ void Scheduler::on_logits(Slot& s) {
     for (const auto& [t, c] : s.counts) s.work[t] -= s.p.presence_penalty + s.p.frequency_penalty * static_cast<float>(c);
     use = s.work;
   }
-  const std::int32_t next = s.sampler->sample(use, {});
+  return s.sampler->sample(use, {});
+}
+
+void Scheduler::on_logits(Slot& s) { on_token(s, pick(s)); }
+
+void Scheduler::on_token(Slot& s, std::int32_t next) {
+  std::span<const float> logits = s.session->logits();
   if (!s.p.ignore_eos && tok_.is_end_of_generation(next)) return finish(s, "stop");
   const auto now = Clock::now();
   if (s.generated == 0) metrics_.ttft.observe(std::chrono::duration<double>(now - s.arrived).count());
@@ -265,6 +276,7 @@ void Scheduler::run() {
   std::vector<Sequence*> seqs;
   std::vector<std::int32_t> toks;
   std::vector<Slot*> batch;
+  std::vector<std::int32_t> picked;
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -298,7 +310,11 @@ void Scheduler::run() {
     if (!batch.empty()) {
       try {
         batch_->step(seqs, toks);
-        for (Slot* s : batch) on_logits(*s);
+        // Sampling is per stream over the whole vocabulary (a sort when top_k is off, the OpenAI default):
+        // the streams pick in parallel, then emit in order.
+        picked.resize(batch.size());
+        trueno::parallel_for(batch.size(), [&](std::size_t i) { picked[i] = pick(*batch[i]); });
+        for (std::size_t i = 0; i < batch.size(); ++i) on_token(*batch[i], picked[i]);
       } catch (const std::exception& e) {
         for (Slot* s : batch)
           if (s->state != Slot::State::Free) finish(*s, "error", std::string("decode step failed: ") + e.what());

@@ -103,7 +103,9 @@ class Scheduler {
   struct Slot;
   void run();
   void start(Slot& s, Pending&& p);
-  void on_logits(Slot& s);
+  void on_logits(Slot& s);                     // pick, then on_token
+  std::int32_t pick(Slot& s);                  // the next token (only s is touched: parallel over slots)
+  void on_token(Slot& s, std::int32_t next);  // emits it, or finishes the stream
   void finish(Slot& s, const std::string& reason, const std::string& error = {}, int status = 500);
 
   const Model& model_;
