@@ -1,7 +1,5 @@
 #include "server/scheduler.h"
 
-#include "trueno/threads.h"
-
 #include <algorithm>
 #include <cmath>
 #include <random>
