@@ -9,6 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --deps
+# ccache keys on paths relative to the checkout, so a fresh clone in another folder reuses the cache.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 
 status=0
 for preset in release debug nocuda aarch64; do
