@@ -14,6 +14,7 @@
 
 #include <cmath>
 
+#include "model/wrapped_sequence.h"
 #include "util/strcat.h"
 
 namespace realizar {
@@ -78,19 +79,9 @@ void throw_non_finite(Sequence& s, std::span<const std::int32_t> tokens, const s
 
 namespace {
 
-class FiniteCheck final : public Sequence {
+class FiniteCheck final : public WrappedSequence {
  public:
-  explicit FiniteCheck(std::unique_ptr<Sequence> inner) : s_(std::move(inner)) {}
-  std::size_t n_ctx() const override { return s_->n_ctx(); }
-  std::size_t pos() const override { return s_->pos(); }
-  void reset() override {
-    s_->reset();
-    history_.clear();
-  }
-  std::size_t kv_bytes() const override { return s_->kv_bytes(); }
-  std::span<const float> logits() const override { return s_->logits(); }
-  std::string backend_name() const override { return s_->backend_name(); }
-  void set_recorder(Recorder* r) override { s_->set_recorder(r); }
+  using WrappedSequence::WrappedSequence;
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override {
     const std::size_t p0 = history_.size(), T = tokens.size();
     s_->forward(tokens, all_logits);
@@ -104,10 +95,6 @@ class FiniteCheck final : public Sequence {
       throw_non_finite(*s_, std::span(history_).first(at + 1), strcat("non-finite logits at position ", at));
     }
   }
-
- private:
-  std::unique_ptr<Sequence> s_;
-  std::vector<std::int32_t> history_;  // every token fed at positions [0, pos())
 };
 
 }  // namespace

@@ -26,6 +26,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "model/wrapped_sequence.h"
 #include "realizar/recorder.h"
 #include "trueno/error.h"
 #include "util/strcat.h"
@@ -350,19 +351,10 @@ std::vector<Candidate> gpu_candidates(const Model& m, const CudaOptions& cuda, s
 
 namespace {
 
-class FallbackSequence final : public Sequence {
+class FallbackSequence final : public WrappedSequence {
  public:
   FallbackSequence(const Model& m, std::unique_ptr<Sequence> primary, std::function<void(const std::string&)> log)
-      : m_(m), s_(std::move(primary)), log_(std::move(log)) {}
-  std::size_t n_ctx() const override { return s_->n_ctx(); }
-  std::size_t pos() const override { return s_->pos(); }
-  void reset() override {
-    s_->reset();
-    history_.clear();
-  }
-  std::size_t kv_bytes() const override { return s_->kv_bytes(); }
-  std::span<const float> logits() const override { return s_->logits(); }
-  std::string backend_name() const override { return s_->backend_name(); }
+      : WrappedSequence(std::move(primary)), m_(m), log_(std::move(log)) {}
   void set_recorder(Recorder* r) override {
     recorder_ = r;
     s_->set_recorder(r);
@@ -389,9 +381,7 @@ class FallbackSequence final : public Sequence {
 
  private:
   const Model& m_;
-  std::unique_ptr<Sequence> s_;
   std::function<void(const std::string&)> log_;
-  std::vector<std::int32_t> history_;  // every token fed at positions [0, pos())
   bool fell_back_ = false;
   Recorder* recorder_ = nullptr;
 };
