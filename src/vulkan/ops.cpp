@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "core/strings.h"
 
@@ -124,6 +125,51 @@ void elementwise(Recorder& r, const char* module, Buffer& a, const Buffer& b, st
 
 void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, "swiglu", g, u, n); }
 void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, "add", y, x, n); }
+
+// Note [Vulkan decode attention]
+// Three dispatches, as the CUDA decode attention: (1) per (chunk of 64 positions, head) the scores and
+// the chunk's max and sum of exp; (2) per (chunk, head) the global max and sum from every chunk's
+// statistics, the f16-rounded softmax weights and their product with the chunk's values; (3) per head the
+// sum of its chunks. Splitting over the sequence keeps every workgroup's work bounded (a long context
+// spreads over more workgroups instead of serializing in one per head), and chunks past the position
+// return at once, so one recording serves every position below its bucket.
+AttentionScratch::AttentionScratch(Context& c, std::size_t n_ctx_, std::size_t heads_, std::size_t head_dim_)
+    : n_ctx(n_ctx_),
+      heads(heads_),
+      head_dim(head_dim_),
+      chunks((n_ctx_ + kAttentionChunk - 1) / kAttentionChunk),
+      scores(c, std::max<std::size_t>(heads_ * n_ctx_, 1) * 4),
+      stats(c, std::max<std::size_t>(heads_ * chunks, 1) * 8),
+      parts(c, std::max<std::size_t>(heads_ * chunks * head_dim_, 1) * 4) {}
+
+void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
+                      AttentionScratch& sc, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions) {
+  Context& c = r.context();
+  const std::size_t heads = sc.heads, hd = sc.head_dim;
+  need(heads > 0 && hd > 0 && hd % 2 == 0 && hd <= 256, strcat("vulkan attention: head_dim ", hd, " (even, 2..256)"));
+  need(group >= 1 && heads % group == 0 && (heads / group) * hd <= kv_row,
+       strcat("vulkan attention: ", heads, " heads in groups of ", group, " do not fit KV rows of ", kv_row));
+  need(kv_row % 2 == 0, strcat("vulkan attention: KV row of ", kv_row, " values (must be even)"));
+  need(positions >= 1 && positions <= sc.n_ctx, strcat("vulkan attention: ", positions, " positions, scratch for ", sc.n_ctx));
+  need_bytes(q, heads * hd * 4, "attention", "q");
+  need_bytes(k_cache, positions * kv_row * 2, "attention", "k_cache");
+  need_bytes(v_cache, positions * kv_row * 2, "attention", "v_cache");
+  need_bytes(att, heads * hd * 4, "attention", "att");
+  need_bytes(pos, 4, "attention", "pos");
+  const std::size_t launched = (positions + kAttentionChunk - 1) / kAttentionChunk;
+  struct {
+    std::uint32_t heads, head_dim, group, kv_row, chunks, launched, n_ctx;
+    float scale;
+  } push{u32(heads, "attention"), u32(hd, "attention"), u32(group, "attention"), u32(kv_row, "attention"),
+         u32(sc.chunks, "attention"), u32(launched, "attention"), u32(sc.n_ctx, "attention"),
+         1.0f / std::sqrt(static_cast<float>(hd))};
+  const std::array<std::uint32_t, 1> spec = {static_cast<std::uint32_t>(kAttentionChunk)};
+  const auto [gx, gy] = grid(launched * heads);
+  r.dispatch(c.pipeline("attention_scores", 5, sizeof push, spec), {&q, &k_cache, &pos, &sc.scores, &sc.stats}, push, gx, gy);
+  r.dispatch(c.pipeline("attention_values", 5, sizeof push, spec), {&v_cache, &pos, &sc.scores, &sc.stats, &sc.parts}, push, gx, gy);
+  const auto [hx, hy] = grid(heads);
+  r.dispatch(c.pipeline("attention_combine", 3, sizeof push, spec), {&pos, &sc.parts, &att}, push, hx, hy);
+}
 
 void argmax(Recorder& r, const Buffer& x, std::size_t count, std::size_t n, Buffer& out) {
   need(count > 0 && n > 0, "vulkan argmax: empty");

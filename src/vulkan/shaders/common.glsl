@@ -37,6 +37,29 @@ float wg_sum(float v) {
 #endif
 }
 
+// The largest v over the workgroup, returned to every invocation. Call in uniform control flow.
+float wg_max(float v) {
+#ifdef USE_SUBGROUP
+  v = subgroupMax(v);
+  if (subgroupElect()) red_[gl_SubgroupID] = v;
+  barrier();
+  float s = red_[0];
+  for (uint i = 1u; i < gl_NumSubgroups; ++i) s = max(s, red_[i]);
+  barrier();
+  return s;
+#else
+  red_[gl_LocalInvocationID.x] = v;
+  barrier();
+  for (uint s = WG / 2u; s > 0u; s >>= 1u) {
+    if (gl_LocalInvocationID.x < s) red_[gl_LocalInvocationID.x] = max(red_[gl_LocalInvocationID.x], red_[gl_LocalInvocationID.x + s]);
+    barrier();
+  }
+  const float r = red_[0];
+  barrier();
+  return r;
+#endif
+}
+
 // f32 -> f16 bits, round to nearest even (packHalf2x16 leaves the rounding to the implementation).
 uint f32_to_f16(float f) {
   const uint x = floatBitsToUint(f);
@@ -62,6 +85,8 @@ uint f32_to_f16(float f) {
 }
 
 float f16_to_f32(uint bits) { return unpackHalf2x16(bits & 0xffffu).x; }
+// x rounded to the nearest f16 (as the CPU pass rounds attention's q and weights).
+float round_f16(float x) { return f16_to_f32(f32_to_f16(x)); }
 
 // sin and cos of x with an explicit 3-part Cody-Waite reduction by pi/2 and the Cephes minimax
 // polynomials: a couple of ulp for |x| up to ~1e5 on every device (GLSL's sin/cos guarantee far less).

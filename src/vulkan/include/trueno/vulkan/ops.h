@@ -43,6 +43,20 @@ void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, B
 void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n);
 // y[i] += x[i] (trueno::ops::add, in place).
 void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n);
+// Decode attention for one query position (positions 0..pos attended, pos read from the int32 buffer):
+// att[h] = softmax(q_h . K_kvh / sqrt(head_dim)) V_kvh for every head h, kvh = h / group, over the f16
+// caches (slots x kv_row), with q and the softmax weights rounded to f16 as the CPU pass does. Split over
+// the sequence in chunks of kAttentionChunk positions (Note [Vulkan decode attention], ops.cpp);
+// `positions` bounds the chunks dispatched (it must cover pos + 1; a recorded step covers a bucket).
+inline constexpr std::size_t kAttentionChunk = 64;
+struct AttentionScratch {
+  AttentionScratch(Context& c, std::size_t n_ctx, std::size_t heads, std::size_t head_dim);
+  std::size_t n_ctx, heads, head_dim, chunks;
+  Buffer scores, stats, parts;  // [heads][n_ctx], [heads][chunks][2], [heads][chunks][head_dim]
+};
+void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
+                      AttentionScratch& scratch, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions);
+
 // out[i] = argmax of row i of x (count rows of n; uint32; first index on ties, a NaN wins as ops::argmax).
 void argmax(Recorder& r, const Buffer& x, std::size_t count, std::size_t n, Buffer& out);
 
