@@ -212,6 +212,14 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
     if ((memory_.memoryTypes[i].propertyFlags & want) == want && memory_.memoryHeaps[memory_.memoryTypes[i].heapIndex].size * 2 >= largest)
       prefer_mapped_ = true;
   if (env_is("TRUENO_VULKAN_STAGING", "1")) prefer_mapped_ = false;
+  max_buffer_ = info_.max_storage_buffer_range;
+  if (const char* e = std::getenv("TRUENO_VULKAN_MAX_BUFFER"); e != nullptr && *e != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(e, &end, 10);
+    if (end == e || *end != '\0' || v < 4096)
+      throw InvalidArgument(strcat("TRUENO_VULKAN_MAX_BUFFER='", e, "': expected a byte count of at least 4096"));
+    max_buffer_ = std::min<std::uint64_t>(max_buffer_, v);
+  }
   subgroup_reductions_ = info_.subgroup_arithmetic && !env_is("TRUENO_VULKAN_SUBGROUP", "0");
   load_cache();
 }
@@ -312,9 +320,10 @@ const Pipeline& Context::pipeline(const char* module, std::uint32_t buffers, std
 Buffer::Buffer(Context& c, std::size_t bytes) : c_(&c), bytes_(bytes) {
   const Api& a = c.vk();
   if (bytes == 0) throw InvalidArgument("a Vulkan buffer of 0 bytes");
-  if (bytes > c.info().max_storage_buffer_range)
+  if (bytes > c.max_buffer_bytes())
     throw InvalidArgument(strcat("a Vulkan buffer of ", bytes, " bytes: above vulkan:", c.index(), "'s maxStorageBufferRange (",
-                                 c.info().max_storage_buffer_range, " bytes); larger tensors are not split yet"));
+                                 c.max_buffer_bytes(), " bytes", c.max_buffer_bytes() < c.info().max_storage_buffer_range ? ", lowered by TRUENO_VULKAN_MAX_BUFFER" : "",
+                                 "); split it (realizar splits matrices by rows)"));
   VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   ci.size = bytes;
   ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
@@ -368,7 +377,7 @@ void check_range(std::size_t bytes, std::size_t offset, std::size_t size, const 
 }
 }  // namespace
 
-Buffer Buffer::staging(Context& c, std::size_t bytes) {
+Buffer Buffer::transfer(Context& c, std::size_t bytes) {
   const Api& a = c.vk();
   Buffer s;
   s.c_ = &c;
@@ -395,7 +404,7 @@ void Buffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
     std::memcpy(static_cast<char*>(mapped_) + offset, src, bytes);
     return;
   }
-  Buffer s = staging(*c_, bytes);
+  Buffer s = transfer(*c_, bytes);
   std::memcpy(s.mapped_, src, bytes);
   Recorder r(*c_);
   r.copy(s.buffer_, buffer_, bytes, 0, offset);
@@ -409,7 +418,7 @@ void Buffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
     std::memcpy(dst, static_cast<const char*>(mapped_) + offset, bytes);
     return;
   }
-  Buffer s = staging(*c_, bytes);
+  Buffer s = transfer(*c_, bytes);
   Recorder r(*c_);
   r.copy(buffer_, s.buffer_, bytes, offset, 0);
   r.submit();
@@ -444,9 +453,9 @@ Recorder::~Recorder() {
 }
 
 void Recorder::begin() {
+  if (sealed_) throw InvalidArgument("Vulkan recorder: recording into a sealed command buffer (reset() it first)");
   if (recording_) return;
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(c_->vk().vkBeginCommandBuffer(cmd_, &bi), "vkBeginCommandBuffer");
   recording_ = true;
 }
@@ -540,12 +549,17 @@ void Recorder::copy(VkBuffer src, VkBuffer dst, std::size_t bytes, std::size_t s
   barrier(c_->vk(), cmd_, kNextStages, kNextAccess);
 }
 
-void Recorder::submit() {
-  if (!recording_) return;
-  const Api& a = c_->vk();
-  barrier(a, cmd_, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+void Recorder::seal() {
+  if (sealed_) return;
+  begin();  // an empty recording is a valid (empty) command buffer
+  barrier(c_->vk(), cmd_, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  check(c_->vk().vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
   recording_ = false;
-  check(a.vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  sealed_ = true;
+}
+
+void Recorder::run() {
+  const Api& a = c_->vk();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd_;
@@ -555,10 +569,28 @@ void Recorder::submit() {
   }
   check(a.vkWaitForFences(c_->device(), 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
   check(a.vkResetFences(c_->device(), 1, &fence_), "vkResetFences");
+}
+
+void Recorder::replay() {
+  if (!sealed_) throw InvalidArgument("Vulkan recorder: replay() of a recording that is not sealed");
+  run();
+}
+
+void Recorder::reset() {
+  const Api& a = c_->vk();
+  if (recording_) check(a.vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");
+  recording_ = sealed_ = false;
   check(a.vkResetCommandBuffer(cmd_, 0), "vkResetCommandBuffer");
   for (VkDescriptorPool p : pools_) check(a.vkResetDescriptorPool(c_->device(), p, 0), "vkResetDescriptorPool");
   pool_used_ = 0;
   dispatches_ = 0;
+}
+
+void Recorder::submit() {
+  if (!recording_ && !sealed_) return;
+  seal();
+  run();
+  reset();
 }
 
 }  // namespace trueno::vulkan

@@ -2,6 +2,7 @@
 #pragma once
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -57,6 +58,33 @@ inline bool cuda_or_skip_reason(std::string* why) {
     return s.available && !s.detail.starts_with("fake device");
   }
   *why = "no CUDA line in the device report";
+  return false;
+}
+
+// The Vulkan device the GPU tests use: TRUENO_VULKAN_TEST_DEVICE, else 0 (lavapipe in CI: a CPU device,
+// never chosen automatically, so the tests name it).
+inline trueno::Device vulkan_test_device() {
+  const char* e = std::getenv("TRUENO_VULKAN_TEST_DEVICE");
+  return {trueno::DeviceKind::Vulkan, e != nullptr && *e != '\0' ? std::atoi(e) : 0};
+}
+
+// A sequence on the tests' Vulkan device; BackendUnavailable without one.
+inline std::unique_ptr<Sequence> make_vulkan_sequence(const Model& m, std::size_t n_ctx) {
+  return make_sequence(m, n_ctx, vulkan_test_device());
+}
+
+// Whether the tests' Vulkan device is usable here with realizar's Vulkan pass; *why says why not.
+inline bool vulkan_or_skip_reason(std::string* why) {
+  if (!has_forward(trueno::DeviceKind::Vulkan)) {
+    *why = "this build has no Vulkan forward pass (TRUENO_VULKAN=OFF or no Vulkan headers/glslc)";
+    return false;
+  }
+  for (const auto& s : trueno::device_report()) {
+    if (s.device != vulkan_test_device()) continue;
+    *why = s.detail;
+    return s.available;
+  }
+  *why = "no " + vulkan_test_device().str() + " line in the device report";
   return false;
 }
 

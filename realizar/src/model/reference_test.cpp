@@ -194,7 +194,22 @@ TEST_P(CudaGpuLogitsTest, TeacherForcedRowsAgree) {
   check_teacher_forced(GetParam(), [](const Model& m, std::size_t n) { return test::make_cuda_sequence(m, n); });
 }
 
-// The recordings and their bounds, for the CPU and the CUDA pass alike.
+// The same recordings through the Vulkan forward pass, with the same bounds (label gpu; on lavapipe in CI).
+class VulkanGpuLogitsTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(VulkanGpuLogitsTest, TeacherForcedRowsAgree) {
+  std::string why;
+  if (!test::vulkan_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no Vulkan device: " << why;
+  check_teacher_forced(GetParam(), [](const Model& m, std::size_t n) { return test::make_vulkan_sequence(m, n); });
+}
+
+TEST(VulkanGpuReference, Stories260KGreedyTextMatches) {
+  std::string why;
+  if (!test::vulkan_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no Vulkan device: " << why;
+  check_greedy_text([](const Model& m, std::size_t n) { return test::make_vulkan_sequence(m, n); });
+}
+
+// The recordings and their bounds, for the CPU, the CUDA and the Vulkan pass alike.
 const auto kCases = ::testing::Values(Case{"stories260K.once", false, 1.5e-2}, Case{"stories260K.lily", false, 1.5e-2},
                                       Case{"stories260K-f16.once", false, 4e-2}, Case{"tiny-llama-f16.hello", false, 1e-3},
                                       Case{"tiny-llama-q4_k_m.hello", true, 0}, Case{"tiny-llama-q6_k.hello", true, 0},
@@ -209,6 +224,7 @@ std::string case_name(const ::testing::TestParamInfo<Case>& info) {
 
 INSTANTIATE_TEST_SUITE_P(Real, LogitsTest, kCases, case_name);
 INSTANTIATE_TEST_SUITE_P(Real, CudaGpuLogitsTest, kCases, case_name);
+INSTANTIATE_TEST_SUITE_P(Real, VulkanGpuLogitsTest, kCases, case_name);
 
 TEST(Model, MissingTensorsAndUnknownArchitecturesAreNamed) {
   gguf::Writer w;

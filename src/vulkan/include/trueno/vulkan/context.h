@@ -84,9 +84,12 @@ class Buffer {
   void upload(const void* src, std::size_t bytes, std::size_t offset = 0);
   void download(void* dst, std::size_t bytes, std::size_t offset = 0) const;
   Context* context() const { return c_; }
+  // Host-visible memory for copies to and from device buffers (Recorder::copy), not bound by shaders:
+  // data() is its mapping.
+  static Buffer transfer(Context& c, std::size_t bytes);
+  void* data() const { return mapped_; }
 
  private:
-  static Buffer staging(Context& c, std::size_t bytes);  // host-visible, for one transfer
   void release() noexcept;
   Context* c_ = nullptr;
   VkBuffer buffer_ = VK_NULL_HANDLE;
@@ -108,6 +111,8 @@ struct Pipeline {
 // Records dispatches into one command buffer and submits them: every dispatch is followed by a barrier
 // (compute writes visible to the next dispatch and to transfers), submit() waits for the queue and
 // makes the writes visible to the host. A Recorder can record again after submit().
+// Replay (as a CUDA graph): seal() ends a recording, replay() submits it and waits, as often as wanted,
+// with whatever the bound buffers hold then; reset() drops it.
 class Recorder {
  public:
   explicit Recorder(Context& c);
@@ -128,6 +133,10 @@ class Recorder {
   void copy(VkBuffer src, VkBuffer dst, std::size_t bytes, std::size_t src_offset = 0, std::size_t dst_offset = 0);
   // Ends, submits, waits for completion; throws VulkanError naming the call on a failure.
   void submit();
+  void seal();
+  void replay();
+  void reset();
+  bool sealed() const { return sealed_; }
   std::size_t recorded() const { return dispatches_; }
   Context& context() const { return *c_; }
 
@@ -140,7 +149,8 @@ class Recorder {
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
   std::size_t pool_used_ = 0, dispatches_ = 0;
-  bool recording_ = false;
+  bool recording_ = false, sealed_ = false;
+  void run();
 };
 
 class Context {
@@ -183,6 +193,9 @@ class Context {
   // Memory type for a buffer: host-visible device memory when `mappable`, else device-local.
   std::uint32_t memory_type(std::uint32_t type_bits, bool mappable) const;
   bool prefer_mapped() const { return prefer_mapped_; }
+  // The largest buffer a shader can bind: maxStorageBufferRange, or less with TRUENO_VULKAN_MAX_BUFFER
+  // (tests use it to exercise the split of large matrices).
+  std::uint64_t max_buffer_bytes() const { return max_buffer_; }
 
  private:
   Context(const Api& api, int index, VkPhysicalDevice physical, DeviceInfo info);
@@ -198,6 +211,7 @@ class Context {
   std::string cache_path_, cache_rejected_;
   bool cache_loaded_ = false, cache_dirty_ = false, subgroup_reductions_ = false, prefer_mapped_ = false;
   VkPhysicalDeviceMemoryProperties memory_{};
+  std::uint64_t max_buffer_ = 0;
   std::mutex mu_, queue_mu_;
   std::map<std::string, std::unique_ptr<Pipeline>, std::less<>> pipelines_;
   std::map<std::string, VkShaderModule, std::less<>> modules_;
