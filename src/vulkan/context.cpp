@@ -161,6 +161,7 @@ std::string shaders_identity() {
   }
   std::ostringstream os;
   os << std::hex << std::setw(16) << std::setfill('0') << h;
+  if (const char* f = std::getenv("TRUENO_VULKAN_FAULT"); f != nullptr && *f != '\0') os << " fault " << f;  // never cached as good
   return os.str();
 }
 
@@ -212,6 +213,11 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
     if ((memory_.memoryTypes[i].propertyFlags & want) == want && memory_.memoryHeaps[memory_.memoryTypes[i].heapIndex].size * 2 >= largest)
       prefer_mapped_ = true;
   if (env_is("TRUENO_VULKAN_STAGING", "1")) prefer_mapped_ = false;
+  if (const char* f = std::getenv("TRUENO_VULKAN_FAULT"); f != nullptr && *f != '\0') {
+    fault_ = f;
+    if (find_shader(fault_ + "_fault") == nullptr)
+      throw InvalidArgument(strcat("TRUENO_VULKAN_FAULT='", f, "': no such fault build (rope, gemv)"));
+  }
   max_buffer_ = info_.max_storage_buffer_range;
   if (const char* e = std::getenv("TRUENO_VULKAN_MAX_BUFFER"); e != nullptr && *e != '\0') {
     char* end = nullptr;
@@ -259,7 +265,21 @@ std::uint32_t Context::memory_type(std::uint32_t type_bits, bool mappable) const
                            " memory type for a buffer"), VK_ERROR_FEATURE_NOT_PRESENT);
 }
 
+// Note [Vulkan fault injection]
+// Shaders are compiled at build time, so the faults the parity gate must reject (as TRUENO_CUDA_DEFINES
+// compiles them into CUDA kernels) are built too: <shader>_fault is the shader with TRUENO_FAULT_<SHADER>
+// defined (rope: the rotation scaled from position 4 on; gemv: one block skipped per row). A context
+// opened with TRUENO_VULKAN_FAULT=<shader> uses that build wherever the shader (or its subgroup variant)
+// is asked for, and shaders_identity() names the fault, so a verdict cached for the good shaders never
+// covers it.
 const Pipeline& Context::pipeline(const char* module, std::uint32_t buffers, std::uint32_t push_bytes, std::span<const std::uint32_t> spec) {
+  // Note [Vulkan fault injection]: TRUENO_VULKAN_FAULT=<shader> swaps in its test-only faulty build.
+  std::string faulty;
+  if (!fault_.empty()) {
+    std::string_view base = module;
+    if (base.ends_with("_subgroup")) base.remove_suffix(9);
+    if (base == fault_) faulty = strcat(base, "_fault"), module = faulty.c_str();
+  }
   std::string key = strcat(module, '[');
   for (std::size_t i = 0; i < spec.size(); ++i) key += strcat(i ? "," : "", spec[i]);
   key += ']';

@@ -93,6 +93,7 @@ TEST(Vulkan, EveryShaderHasAContract) {
   }
   for (std::size_t i = 0; i < kEmbeddedShaderCount; ++i) {
     std::string name = kEmbeddedShaders[i].name;
+    if (name.ends_with("_fault")) name.resize(name.size() - 6);  // test-only faulty builds
     if (name.ends_with("_subgroup")) name.resize(name.size() - 9);
     EXPECT_TRUE(covered.contains(name)) << "shader " << kEmbeddedShaders[i].name << " has no contract in contracts/gpu/vulkan.yaml";
   }

@@ -428,3 +428,50 @@ TEST(CudaGpuParity, LayerTraceFindsNoDivergenceOnEveryTestModel) {
 
 }  // namespace
 }  // namespace realizar::parity
+
+namespace realizar::parity {
+namespace {
+
+// The real Vulkan backend passes the gate on every test model (label gpu; forced by name, since lavapipe,
+// CI's device, is a CPU device that the automatic gate skips).
+TEST(VulkanGpuParity, GatePassesVulkanOnEveryTestModel) {
+  std::string why;
+  if (!test::vulkan_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no Vulkan device: " << why;
+  for (const auto& entry : std::filesystem::directory_iterator(test::testdata_dir() + "/models")) {
+    if (entry.path().extension() != ".gguf") continue;
+    Loaded l(entry.path().filename().string());
+    const auto candidates = gpu_candidates(l.model, CudaOptions{}, test::vulkan_test_device());
+    ASSERT_EQ(candidates.size(), 1u);
+    const Selection s = select(l.model, candidates, 64, {}, GateOptions{});
+    std::printf("%s: %s\n", entry.path().filename().c_str(), s.line.c_str());
+    EXPECT_TRUE(s.verdicts.at(0).passed) << entry.path() << ": " << s.line;
+    EXPECT_EQ(s.sequence->backend_name().rfind("vulkan", 0), 0u) << s.sequence->backend_name();
+  }
+}
+
+// The faulty shader builds (TRUENO_VULKAN_FAULT, Note [Vulkan fault injection] in src/vulkan/context.cpp)
+// are rejected by the gate, which then chooses the CPU; the verdict names where the logits diverged.
+TEST(VulkanGpuParity, GateRejectsInjectedShaderFaults) {
+  std::string why;
+  if (!test::vulkan_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no Vulkan device: " << why;
+  Loaded l("tiny-llama-q8_0.gguf");
+  for (const char* fault : {"rope"}) {
+    ::setenv("TRUENO_VULKAN_FAULT", fault, 1);
+    try {
+      const auto candidates = gpu_candidates(l.model, CudaOptions{}, test::vulkan_test_device());
+      ASSERT_EQ(candidates.size(), 1u);
+      EXPECT_NE(candidates[0].identity.find(std::string("fault ") + fault), std::string::npos) << candidates[0].identity;
+      const Selection s = select(l.model, candidates, 64, {}, GateOptions{});
+      std::printf("fault %s: %s\n", fault, s.line.c_str());
+      EXPECT_FALSE(s.verdicts.at(0).passed) << fault;
+      EXPECT_EQ(s.sequence->backend_name().rfind("vulkan", 0), std::string::npos) << fault << ": the CPU must be chosen";
+    } catch (...) {
+      ::unsetenv("TRUENO_VULKAN_FAULT");
+      throw;
+    }
+    ::unsetenv("TRUENO_VULKAN_FAULT");
+  }
+}
+
+}  // namespace
+}  // namespace realizar::parity

@@ -25,6 +25,9 @@ void main() {
   if (FREQS) theta = theta / FREQ[i];
   float sn, cs;
   sincos_(theta, sn, cs);
+#ifdef TRUENO_FAULT_ROPE  // test-only (rope_fault): from position 4 the rotation also scales by 16
+  if (POS[0] >= 4) sn *= 16.0, cs *= 16.0;
+#endif
   const uint a = h * pc.head_dim + (NEOX ? i : 2u * i), b = h * pc.head_dim + (NEOX ? i + half_ : 2u * i + 1u);
   const float x0 = V[a], x1 = V[b];
   precise float y0 = x0 * cs - x1 * sn;

@@ -212,6 +212,7 @@ class Context {
   bool cache_loaded_ = false, cache_dirty_ = false, subgroup_reductions_ = false, prefer_mapped_ = false;
   VkPhysicalDeviceMemoryProperties memory_{};
   std::uint64_t max_buffer_ = 0;
+  std::string fault_;  // TRUENO_VULKAN_FAULT (Note [Vulkan fault injection], context.cpp)
   std::mutex mu_, queue_mu_;
   std::map<std::string, std::unique_ptr<Pipeline>, std::less<>> pipelines_;
   std::map<std::string, VkShaderModule, std::less<>> modules_;
