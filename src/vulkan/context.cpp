@@ -312,11 +312,15 @@ const Pipeline& Context::pipeline(const char* module, std::uint32_t buffers, std
 Buffer::Buffer(Context& c, std::size_t bytes) : c_(&c), bytes_(bytes) {
   const Api& a = c.vk();
   if (bytes == 0) throw InvalidArgument("a Vulkan buffer of 0 bytes");
-  if (bytes > c.info().max_storage_buffer_range)
+  // Whole 32-bit words: the shaders read storage as uint/float arrays, whose length is the range / 4
+  // rounded down, and a device may return 0 for a word past it (lavapipe does), so the last 1..3 bytes of
+  // a buffer of another size (GGUF blocks of 18, 34 or 210 bytes) would read as 0.
+  const std::size_t words = (bytes + 3) / 4 * 4;
+  if (words > c.info().max_storage_buffer_range)
     throw InvalidArgument(strcat("a Vulkan buffer of ", bytes, " bytes: above vulkan:", c.index(), "'s maxStorageBufferRange (",
                                  c.info().max_storage_buffer_range, " bytes); larger tensors are not split yet"));
   VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  ci.size = bytes;
+  ci.size = words;
   ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(a.vkCreateBuffer(c.device(), &ci, nullptr, &buffer_), "vkCreateBuffer");

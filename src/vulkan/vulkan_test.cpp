@@ -159,6 +159,49 @@ TEST(VulkanGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   c.set_subgroup_reductions(both);
 }
 
+// A matrix whose size is not whole 32-bit words (3 rows of one block: 2 bytes past a word): the shader
+// reads its last 2 bytes in a word that reaches past them, which Buffer keeps in range by rounding the
+// VkBuffer up (a device may read a word past the range as 0; lavapipe does). x is zero but where the
+// output depends on that last word, and the reference is the exact dot product of the dequantized row with
+// the f32 x (what the shader computes, up to f32 rounding), so a word read as 0 fails the last row.
+TEST(VulkanGpu, GemvReadsTheLastBytesOfAMatrixOfOddSize) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 7);
+  struct Case {
+    QuantType type;
+    std::size_t cols;
+    std::vector<std::size_t> live;  // the elements read from the last word; empty: all of them
+  };
+  const Case cases[] = {
+      {QuantType::Q8_0, 32, {30, 31}},  // qs[30], qs[31]
+  };
+  const std::size_t rows = 3;
+  for (const Case& k : cases) {
+    const std::size_t rb = quant_row_bytes(k.type, k.cols);
+    ASSERT_EQ(rows * rb % 4, 2u);
+    const auto w = quantized(k.type, random_vector(rows * k.cols, rng, 0.05f), rows, k.cols);
+    auto x = random_vector(k.cols, rng);
+    if (!k.live.empty()) {
+      std::vector<float> live(k.cols, 0.0f);
+      for (std::size_t i : k.live) live[i] = x[i];
+      x = live;
+    }
+    Buffer dw = to_device(w), dx = to_device(x), dy(c, rows * 4);
+    Recorder rec(c);
+    gemv(rec, k.type, dw, rows, k.cols, dx, 1, dy);
+    rec.submit();
+    const auto got = from_device(dy, rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::vector<double> wr(k.cols);
+      dequantize_exact(QuantRow::view(k.type, std::span(w).subspan(r * rb, rb), k.cols), wr);
+      double want = 0, mag = 0;
+      for (std::size_t i = 0; i < k.cols; ++i) want += wr[i] * x[i], mag += std::abs(wr[i] * x[i]);
+      EXPECT_NEAR(got[r], want, 1e-4 * mag) << quant_info(k.type).name << ", " << w.size() << " bytes, row " << r;
+    }
+  }
+}
+
 TEST(VulkanGpu, GemvAccumulatesAndChainsInOneSubmit) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   Context& c = test_context();
