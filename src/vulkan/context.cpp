@@ -224,7 +224,7 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
     const unsigned long long v = std::strtoull(e, &end, 10);
     if (end == e || *end != '\0' || v < 4096)
       throw InvalidArgument(strcat("TRUENO_VULKAN_MAX_BUFFER='", e, "': expected a byte count of at least 4096"));
-    max_buffer_ = std::min<std::uint64_t>(max_buffer_, v);
+    max_buffer_ = std::min<std::uint64_t>(max_buffer_, v / 4 * 4);  // whole words (Buffer rounds up to them)
   }
   subgroup_reductions_ = info_.subgroup_arithmetic && !env_is("TRUENO_VULKAN_SUBGROUP", "0");
   load_cache();
@@ -340,12 +340,16 @@ const Pipeline& Context::pipeline(const char* module, std::uint32_t buffers, std
 Buffer::Buffer(Context& c, std::size_t bytes) : c_(&c), bytes_(bytes) {
   const Api& a = c.vk();
   if (bytes == 0) throw InvalidArgument("a Vulkan buffer of 0 bytes");
-  if (bytes > c.max_buffer_bytes())
+  // Whole 32-bit words: the shaders read storage as uint/float arrays, whose length is the range / 4
+  // rounded down, and a device may return 0 for a word past it (lavapipe does), so the last 1..3 bytes of
+  // a buffer of another size (GGUF blocks of 18, 34 or 210 bytes) would read as 0.
+  const std::size_t words = (bytes + 3) / 4 * 4;
+  if (words > c.max_buffer_bytes())
     throw InvalidArgument(strcat("a Vulkan buffer of ", bytes, " bytes: above vulkan:", c.index(), "'s maxStorageBufferRange (",
                                  c.max_buffer_bytes(), " bytes", c.max_buffer_bytes() < c.info().max_storage_buffer_range ? ", lowered by TRUENO_VULKAN_MAX_BUFFER" : "",
                                  "); split it (realizar splits matrices by rows)"));
   VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-  ci.size = bytes;
+  ci.size = words;
   ci.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(a.vkCreateBuffer(c.device(), &ci, nullptr, &buffer_), "vkCreateBuffer");

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <string>
 
 #include "core/strings.h"
 
@@ -36,14 +37,26 @@ const char* reduce_module(Context& c, const char* plain, const char* subgroup) {
 }  // namespace
 
 bool gemv_supports(QuantType type) {
-  return type == QuantType::F32 || type == QuantType::F16 || type == QuantType::Q8_0 || type == QuantType::Q4_K;
+  switch (type) {
+    case QuantType::F32: case QuantType::F16: case QuantType::BF16: case QuantType::Q4_0: case QuantType::Q8_0:
+    case QuantType::Q4_K: case QuantType::Q5_K: case QuantType::Q6_K:
+      return true;
+    default:  // Q8_K (an activation format) and ids trueno does not know
+      return false;
+  }
 }
 
 void gemv(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::size_t cols, const Buffer& x, std::size_t m,
           Buffer& y, bool accumulate) {
   Context& c = r.context();
-  if (!gemv_supports(type))
-    throw InvalidArgument(strcat("vulkan gemv: weight type ", quant_info(type).name, " has no shader yet (f32, f16, q8_0, q4_k)"));
+  if (!gemv_supports(type)) {
+    std::string name = strcat("id ", static_cast<std::uint32_t>(type)), supported;
+    for (QuantType t : kQuantTypes) {
+      if (t == type) name = quant_info(t).name;
+      if (gemv_supports(t)) supported += (supported.empty() ? "" : ", ") + std::string(quant_info(t).name);
+    }
+    throw InvalidArgument(strcat("vulkan gemv: weight type ", name, " is not supported (supported: ", supported, ")"));
+  }
   need(m >= 1 && m <= kMaxGemvRows, strcat("vulkan gemv: ", m, " activation rows (1..", kMaxGemvRows, ")"));
   need(rows > 0 && cols > 0, "vulkan gemv: empty matrix");
   const std::size_t row_bytes = quant_row_bytes(type, cols);  // ShapeError when cols is not whole blocks

@@ -122,19 +122,29 @@ TEST(VulkanGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 1);
+  // Every weight type of the CPU's quant_matvec (all of kQuantTypes but the activation format Q8_K).
+  std::vector<QuantType> types;
+  for (QuantType t : kQuantTypes)
+    if (t != QuantType::Q8_K) types.push_back(t);
+  for (QuantType t : types) EXPECT_TRUE(gemv_supports(t)) << quant_info(t).name;
+  EXPECT_FALSE(gemv_supports(QuantType::Q8_K));
   using Shapes = std::vector<std::pair<std::size_t, std::size_t>>;
-  // Small (lavapipe runs them on the CPU); 1024 rows take the 4-rows-per-workgroup path. Q8_0's check starts
-  // at 64 rows: the CPU rounds activations to Q8_0 and the GPU does not, an error relative to |w| |x|.
-  const Shapes quant_shapes = {{64, 256}, {67, 512}, {1024, 256}};
-  const Shapes float_shapes = {{64, 64}, {37, 334}, {1024, 64}};
+  // Small (lavapipe runs them on the CPU). 1027 rows take the 4-rows-per-workgroup path with a last
+  // workgroup of 3 rows; 512 columns are 2 k-quant blocks, 288 are 9 blocks of 32. Q4_0 (18-byte), Q8_0
+  // (34) and Q6_K (210) blocks start 2 bytes past a word every other block, and 67 rows of 288 Q4_0/Q8_0
+  // or 1027 rows of Q6_K end 2 bytes past one. The quantized checks start at 64 rows: the CPU rounds
+  // activations to Q8_0/Q8_K and the GPU does not, an error relative to |w| |x|.
+  const Shapes k_shapes = {{64, 256}, {67, 512}, {1027, 256}};
+  const Shapes b32_shapes = {{64, 256}, {67, 288}, {1027, 256}};
+  const Shapes float_shapes = {{64, 64}, {37, 334}, {1027, 64}};
   const bool both = c.info().subgroup_arithmetic;
   for (bool subgroup : {true, false}) {
     if (subgroup && !both) continue;
     c.set_subgroup_reductions(subgroup);
-    for (QuantType type : {QuantType::Q8_0, QuantType::Q4_K, QuantType::F32, QuantType::F16}) {
-      const bool quant = type == QuantType::Q8_0 || type == QuantType::Q4_K;
+    for (QuantType type : types) {
+      const std::size_t block = quant_info(type).block_elems;
       const std::string op = "gemv_" + std::string(quant_info(type).name);
-      const Shapes& shapes = quant ? quant_shapes : float_shapes;
+      const Shapes& shapes = block == 1 ? float_shapes : block == 32 ? b32_shapes : k_shapes;
       for (std::size_t s = 0; s < shapes.size(); ++s) {
         const auto [rows, cols] = shapes[s];
         for (std::size_t m : {std::size_t{1}, std::size_t{3}}) {
@@ -158,6 +168,51 @@ TEST(VulkanGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
     }
   }
   c.set_subgroup_reductions(both);
+}
+
+// A matrix whose size is not whole 32-bit words (3 rows of one block: 2 bytes past a word): the shader
+// reads its last 2 bytes in a word that reaches past them, which Buffer keeps in range by rounding the
+// VkBuffer up (a device may read a word past the range as 0; lavapipe does). x is zero but where the
+// output depends on that last word, and the reference is the exact dot product of the dequantized row with
+// the f32 x (what the shader computes, up to f32 rounding), so a word read as 0 fails the last row.
+TEST(VulkanGpu, GemvReadsTheLastBytesOfAMatrixOfOddSize) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 7);
+  struct Case {
+    QuantType type;
+    std::size_t cols;
+    std::vector<std::size_t> live;  // the elements read from the last word; empty: all of them
+  };
+  const Case cases[] = {
+      {QuantType::Q8_0, 32, {30, 31}},          // qs[30], qs[31]
+      {QuantType::Q4_0, 32, {14, 15, 30, 31}},  // both nibbles of qs[14], qs[15]
+      {QuantType::Q6_K, 256, {}},               // d, the block's last 2 bytes
+  };
+  const std::size_t rows = 3;
+  for (const Case& k : cases) {
+    const std::size_t rb = quant_row_bytes(k.type, k.cols);
+    ASSERT_EQ(rows * rb % 4, 2u);
+    const auto w = quantized(k.type, random_vector(rows * k.cols, rng, 0.05f), rows, k.cols);
+    auto x = random_vector(k.cols, rng);
+    if (!k.live.empty()) {
+      std::vector<float> live(k.cols, 0.0f);
+      for (std::size_t i : k.live) live[i] = x[i];
+      x = live;
+    }
+    Buffer dw = to_device(w), dx = to_device(x), dy(c, rows * 4);
+    Recorder rec(c);
+    gemv(rec, k.type, dw, rows, k.cols, dx, 1, dy);
+    rec.submit();
+    const auto got = from_device(dy, rows);
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::vector<double> wr(k.cols);
+      dequantize_exact(QuantRow::view(k.type, std::span(w).subspan(r * rb, rb), k.cols), wr);
+      double want = 0, mag = 0;
+      for (std::size_t i = 0; i < k.cols; ++i) want += wr[i] * x[i], mag += std::abs(wr[i] * x[i]);
+      EXPECT_NEAR(got[r], want, 1e-4 * mag) << quant_info(k.type).name << ", " << w.size() << " bytes, row " << r;
+    }
+  }
 }
 
 TEST(VulkanGpu, GemvAccumulatesAndChainsInOneSubmit) {
@@ -393,7 +448,17 @@ TEST(VulkanGpu, ShapeErrorsAreNamed) {
   }
   Buffer w(c, 1024), x(c, 1024), y(c, 1024);
   Recorder rec(c);
-  EXPECT_THROW(gemv(rec, QuantType::Q6_K, w, 1, 256, x, 1, y), InvalidArgument);
+  for (QuantType t : {QuantType::Q8_K, static_cast<QuantType>(10)}) {  // an activation format; Q2_K, unknown to trueno
+    try {
+      gemv(rec, t, w, 1, 256, x, 1, y);
+      ADD_FAILURE() << "gemv of type id " << static_cast<std::uint32_t>(t) << " did not throw";
+    } catch (const InvalidArgument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(t == QuantType::Q8_K ? "weight type q8_k is not supported" : "weight type id 10 is not supported"),
+                std::string::npos) << what;
+      EXPECT_NE(what.find("(supported: f32, f16, bf16, q4_0, q8_0, q4_k, q5_k, q6_k)"), std::string::npos) << what;
+    }
+  }
   EXPECT_THROW(gemv(rec, QuantType::Q8_0, w, 64, 256, x, 1, y), ShapeError);      // W too small
   EXPECT_THROW(gemv(rec, QuantType::Q4_K, w, 1, 100, x, 1, y), ShapeError);       // not whole blocks
   EXPECT_THROW(gemv(rec, QuantType::F32, w, 1, 64, x, kMaxGemvRows + 1, y), ShapeError);

@@ -66,7 +66,8 @@ class Context;
 // Storage memory of one context's device (the context must outlive it). Device-local memory that the host
 // can map when the device has enough of it (integrated GPUs, CPU devices like lavapipe, resizable BAR),
 // else device-local memory with transfers through a staging buffer (TRUENO_VULKAN_STAGING=1 forces the
-// staging path, for tests). A size above maxStorageBufferRange is refused by name.
+// staging path, for tests). A size above maxStorageBufferRange is refused by name. The VkBuffer is rounded
+// up to whole 32-bit words (the shaders read words); bytes() is the size asked for.
 class Buffer {
  public:
   Buffer() = default;

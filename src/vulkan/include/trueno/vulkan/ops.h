@@ -10,7 +10,8 @@
 
 namespace trueno::vulkan {
 
-// The weight types gemv takes.
+// The weight types gemv takes: every weight type of the CPU's quant_matvec (F32, F16, BF16, Q4_0, Q8_0,
+// Q4_K, Q5_K, Q6_K); not Q8_K (an activation format). gemv throws InvalidArgument for the others.
 bool gemv_supports(QuantType type);
 
 // y[r][rows] (+)= W x[r] for r < m activation rows (m <= kMaxGemvRows; several rows share each weight
