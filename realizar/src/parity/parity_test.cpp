@@ -454,8 +454,8 @@ TEST(VulkanGpuParity, GatePassesVulkanOnEveryTestModel) {
 TEST(VulkanGpuParity, GateRejectsInjectedShaderFaults) {
   std::string why;
   if (!test::vulkan_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no Vulkan device: " << why;
-  Loaded l("tiny-llama-q8_0.gguf");
-  for (const char* fault : {"rope"}) {
+  Loaded l("tiny-llama-q4_k_m.gguf");
+  for (const char* fault : {"rope", "gemv"}) {
     ::setenv("TRUENO_VULKAN_FAULT", fault, 1);
     try {
       const auto candidates = gpu_candidates(l.model, CudaOptions{}, test::vulkan_test_device());

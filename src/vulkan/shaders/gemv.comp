@@ -45,8 +45,8 @@ void main() {
       }
     } else if (TYPE == 1u) {  // F16
       for (uint i = tid; i < pc.cols; i += WG) {
-        const float w = f16_to_f32(u16_at(base + 2u * i));
-        for (uint m = 0u; m < M; ++m) acc[m] += w * X[m * pc.cols + i];
+        const float w = f16_to_f32(u16_at(base + 2u * i));  // activations rounded to f16, as the CPU pass
+        for (uint m = 0u; m < M; ++m) acc[m] += w * round_f16(X[m * pc.cols + i]);
       }
     } else if (TYPE == 30u) {  // BF16: the top 16 bits of an f32
       for (uint i = tid; i < pc.cols; i += WG) {
@@ -93,6 +93,9 @@ void main() {
       const uint block_bytes = q5 ? 176u : 144u, qs_word = q5 ? 12u : 4u;
       for (uint u = tid; u < pc.cols / 32u; u += WG) {
         const uint b = u / 8u, j = u % 8u;  // block and sub-block
+#ifdef TRUENO_FAULT_GEMV_SKIP  // test-only (gemv_fault): the second 32-element unit of every row is skipped
+        if (u == 1u) continue;
+#endif
         const uint o = base + b * block_bytes;
         const uint dd = W[o >> 2];
         const float d = f16_to_f32(dd), dmin = f16_to_f32(dd >> 16);
@@ -130,6 +133,9 @@ void main() {
       // x = d scales[8h + 2t + l/16] (q - 32).
       for (uint u = tid; u < pc.cols / 32u; u += WG) {
         const uint b = u / 8u, h = (u % 8u) / 4u, t = u % 4u;  // block, half, quarter
+#ifdef TRUENO_FAULT_GEMV_SKIP  // test-only (gemv_fault): the second 32-element unit of every row is skipped
+        if (u == 1u) continue;
+#endif
         const uint o = base + b * 210u;  // even
         const float d = f16_to_f32(u16_at(o + 208u));
         const uint ql = o + 64u * h + 32u * (t & 1u), qh = o + 128u + 32u * h;
