@@ -14,6 +14,12 @@ if [ "${1:-}" = "--bundle" ]; then
 fi
 out=${OUT:-/tmp/device_check}; mkdir -p "$out"
 B=.device/bundle
+# The Vulkan loader is not installed there: carry .gl (the loader's debs, docs/VULKAN.md) to test Vulkan too.
+if ls .gl/*.deb >/dev/null 2>&1; then
+  for f in .gl/*.deb; do dpkg -x "$f" /; done
+  ldconfig
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
 export LD_LIBRARY_PATH=$PWD/$B/lib TRUENO_TESTDATA_DIR=$PWD/tests/data TRUENO_CONTRACTS_DIR=$PWD/contracts REALIZAR_PARITY_CACHE=off
 nvidia-smi -L
 status=0
@@ -26,11 +32,16 @@ TRUENO_FAKE_DEVICE=cuda $B/bin/trueno_tests --gtest_brief=1 "--gtest_filter=-Con
 echo "fake device: $(grep -E '^\[  (PASSED|FAILED) ' "$out/fake.log" | tr '\n' ' ')"
 $B/bin/realizar backends
 $B/bin/realizar run -m models/stories260K.gguf -p "Once upon a time" -n 40 --temp 0 2>&1 | tail -4
-for m in tiny2-qwen2-q4_k_m tiny-llama-q8_0; do $B/bin/realizar parity --layers -m tests/data/models/$m.gguf | tail -4; done
+for m in tiny2-qwen2-q4_k_m tiny-llama-q8_0; do $B/bin/realizar parity --layers -m tests/data/models/$m.gguf | tail -6; done
 $B/bin/realizar parity -m tests/data/models/tiny-llama-q4_k_m.gguf --prefill-precision fp8 --backend cuda | tail -2
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
   $B/bin/realizar synth --preset llama-7b --quant q4_k_m --out /tmp/7b.gguf >/dev/null 2>&1
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b.log" | tail -4
+  if [ -n "${VK_DRIVER_FILES:-}" ]; then  # issue 14's table: 7B and 1.1B through NVIDIA's Vulkan driver
+    $B/bin/realizar bench -m /tmp/7b.gguf --backend vulkan -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b-vulkan.log" | tail -3
+    $B/bin/realizar synth --preset llama-1b --quant q4_k_m --out /tmp/1b.gguf >/dev/null 2>&1
+    $B/bin/realizar bench -m /tmp/1b.gguf --backend vulkan -p 512 -n 128 -r 3 2>&1 | tee "$out/bench1b-vulkan.log" | tail -3
+  fi
   # Aggregate decode of sequences stepped together (Note [CUDA batched step]).
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tee "$out/batch7b.log" | tail -6
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda --decode-gemv cublas-f16 -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tail -6

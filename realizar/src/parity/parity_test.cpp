@@ -398,7 +398,8 @@ TEST(CudaGpuParity, GatePassesCudaOnEveryTestModel) {
   for (const auto& entry : std::filesystem::directory_iterator(test::testdata_dir() + "/models")) {
     if (entry.path().extension() != ".gguf") continue;
     Loaded l(entry.path().filename().string());
-    const auto candidates = gpu_candidates(l.model, CudaOptions{});
+    // CUDA device 0 by name: on a machine with a Vulkan driver too the automatic list also has Vulkan.
+    const auto candidates = gpu_candidates(l.model, CudaOptions{}, trueno::Device{trueno::DeviceKind::CUDA, 0});
     ASSERT_EQ(candidates.size(), 1u);
     const Selection s = select(l.model, candidates, 64, {}, GateOptions{});
     std::printf("%s: %s\n", entry.path().filename().c_str(), s.line.c_str());
