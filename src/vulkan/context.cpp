@@ -556,8 +556,17 @@ void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> 
   a.vkCmdBindDescriptorSets(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0, nullptr);
   if (push_bytes) a.vkCmdPushConstants(cmd_, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<std::uint32_t>(push_bytes), push);
   a.vkCmdDispatch(cmd_, gx, gy, gz);
-  barrier(a, cmd_, kNextStages, kNextAccess);
+  if (concurrent_)
+    pending_barrier_ = true;
+  else
+    barrier(a, cmd_, kNextStages, kNextAccess);
   ++dispatches_;
+}
+
+void Recorder::end_concurrent() {
+  concurrent_ = false;
+  if (pending_barrier_) barrier(c_->vk(), cmd_, kNextStages, kNextAccess);
+  pending_barrier_ = false;
 }
 
 void Recorder::fill(Buffer& b, std::uint32_t value) {
@@ -575,6 +584,7 @@ void Recorder::copy(VkBuffer src, VkBuffer dst, std::size_t bytes, std::size_t s
 
 void Recorder::seal() {
   if (sealed_) return;
+  if (concurrent_) end_concurrent();
   begin();  // an empty recording is a valid (empty) command buffer
   barrier(c_->vk(), cmd_, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   check(c_->vk().vkEndCommandBuffer(cmd_), "vkEndCommandBuffer");

@@ -63,14 +63,35 @@ void gemv(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
   need_bytes(w, rows * row_bytes, "gemv", "W");
   need_bytes(x, m * cols * 4, "gemv", "x");
   need_bytes(y, m * rows * 4, "gemv", "y");
-  const std::uint32_t rows_per_group = rows >= 1024 ? 4 : 1;
-  const std::array<std::uint32_t, 4> spec = {kWg, static_cast<std::uint32_t>(type), static_cast<std::uint32_t>(m), rows_per_group};
-  const Pipeline& p = c.pipeline(reduce_module(c, "gemv", "gemv_subgroup"), 3, 16, spec);
   struct {
     std::uint32_t rows, cols, row_bytes, accumulate;
   } push{u32(rows, "gemv"), u32(cols, "gemv"), u32(row_bytes, "gemv"), accumulate ? 1u : 0u};
+  if (gemv_by_subgroup(c, type, cols)) {  // Note [Vulkan GEMV per subgroup]
+    const std::uint32_t sg = c.info().subgroup_size;
+    const std::uint32_t wg = std::clamp<std::uint32_t>(4 * sg, 32, 256), rows_per_group = std::max<std::uint32_t>(wg / sg, 1);
+    const std::array<std::uint32_t, 4> spec = {wg, static_cast<std::uint32_t>(type), static_cast<std::uint32_t>(m), rows_per_group};
+    const auto [gx, gy] = grid((rows + rows_per_group - 1) / rows_per_group);
+    r.dispatch(c.pipeline("gemv_rows", 3, 16, spec), {&w, &x, &y}, push, gx, gy);
+    return;
+  }
+  const std::uint32_t rows_per_group = rows >= 1024 ? 4 : 1;
+  const std::array<std::uint32_t, 4> spec = {kWg, static_cast<std::uint32_t>(type), static_cast<std::uint32_t>(m), rows_per_group};
+  const Pipeline& p = c.pipeline(reduce_module(c, "gemv", "gemv_subgroup"), 3, 16, spec);
   const auto [gx, gy] = grid((rows + rows_per_group - 1) / rows_per_group);
   r.dispatch(p, {&w, &x, &y}, push, gx, gy);
+}
+
+// Note [Vulkan GEMV per subgroup]
+// gemv.comp gives a workgroup of 64 invocations a row and reduces through shared memory with barriers;
+// each invocation reads a 32-element unit, so a load instruction touches 64 places 18-210 bytes apart and
+// most of the row's bytes are fetched by several loads. gemv_rows.comp gives each subgroup a row and its
+// lanes consecutive 16-byte parts of it (a Q4_K block is 8 such parts, a Q6_K block 8 parts of 8 values
+// of each quarter), so a subgroup's load reads one contiguous stretch, and the sum is one subgroupAdd.
+// It needs subgroup arithmetic (and TRUENO_VULKAN_SUBGROUP not 0); the types it has (Q4_K, Q6_K, Q8_0,
+// F16 with a multiple of 8 columns) are the ones that carry the common model files' bytes.
+bool gemv_by_subgroup(const Context& c, QuantType type, std::size_t cols) {
+  if (!c.subgroup_reductions() || c.info().subgroup_size == 0) return false;
+  return type == QuantType::Q4_K || type == QuantType::Q6_K || type == QuantType::Q8_0 || (type == QuantType::F16 && cols % 8 == 0);
 }
 
 void rmsnorm(Recorder& r, const Buffer& x, const Buffer& weight, float eps, Buffer& out, std::size_t count, std::size_t n) {

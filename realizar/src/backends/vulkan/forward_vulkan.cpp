@@ -158,6 +158,16 @@ void VulkanSequence::tap(vk::Recorder& r, int layer, std::string_view tensor, co
   recorder_->record(layer, tensor, tapped_);
 }
 
+// Independent dispatches (products of one input into different outputs, their bias adds, rope of q and
+// of k) share one barrier; a split matrix's copies or a tap need barriers, so those run one by one.
+template <class F>
+void VulkanSequence::concurrent(vk::Recorder& r, F&& f) {
+  const bool split = w_->most_split_rows > 0;
+  if (!split && !tapping_) r.begin_concurrent();
+  f();
+  r.end_concurrent();
+}
+
 void VulkanSequence::record(vk::Recorder& r, bool logits, std::size_t bucket) {
   const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim;
   const vk::Buffer* freqs = w_->rope_freqs.handle() != VK_NULL_HANDLE ? &w_->rope_freqs : nullptr;
@@ -169,13 +179,17 @@ void VulkanSequence::record(vk::Recorder& r, bool logits, std::size_t bucket) {
     const int li = static_cast<int>(l);
     vk::rmsnorm(r, x_, w.attn_norm, c_.rms_eps, xn_, 1, d);
     tap(r, li, "attn_norm", xn_, d);
-    linear(r, w.wq, xn_, q_), linear(r, w.wk, xn_, k_), linear(r, w.wv, xn_, v_);
-    if (w.bq.bytes() != 0) vk::add_inplace(r, q_, w.bq, w.bq.bytes() / 4);
-    if (w.bk.bytes() != 0) vk::add_inplace(r, k_, w.bk, w.bk.bytes() / 4);
-    if (w.bv.bytes() != 0) vk::add_inplace(r, v_, w.bv, w.bv.bytes() / 4);
+    concurrent(r, [&] { linear(r, w.wq, xn_, q_), linear(r, w.wk, xn_, k_), linear(r, w.wv, xn_, v_); });
+    concurrent(r, [&] {
+      if (w.bq.bytes() != 0) vk::add_inplace(r, q_, w.bq, w.bq.bytes() / 4);
+      if (w.bk.bytes() != 0) vk::add_inplace(r, k_, w.bk, w.bk.bytes() / 4);
+      if (w.bv.bytes() != 0) vk::add_inplace(r, v_, w.bv, w.bv.bytes() / 4);
+    });
     tap(r, li, "q", q_, qd), tap(r, li, "k", k_, kv_row_), tap(r, li, "v", v_, kv_row_);
-    vk::rope(r, q_, static_cast<int>(c_.n_head), pos_dev_, rope);
-    vk::rope(r, k_, static_cast<int>(c_.n_head_kv), pos_dev_, rope);
+    concurrent(r, [&] {
+      vk::rope(r, q_, static_cast<int>(c_.n_head), pos_dev_, rope);
+      vk::rope(r, k_, static_cast<int>(c_.n_head_kv), pos_dev_, rope);
+    });
     tap(r, li, "q_rope", q_, qd), tap(r, li, "k_rope", k_, kv_row_);
     vk::kv_append(r, k_, v_, k_cache_[l], v_cache_[l], pos_dev_, kv_row_);
     vk::attention_decode(r, q_, k_cache_[l], v_cache_[l], pos_dev_, attention_, att_, c_.n_head / c_.n_head_kv, kv_row_, bucket);
@@ -184,7 +198,7 @@ void VulkanSequence::record(vk::Recorder& r, bool logits, std::size_t bucket) {
     tap(r, li, "ffn_inp", x_, d);
     vk::rmsnorm(r, x_, w.ffn_norm, c_.rms_eps, xn_, 1, d);
     tap(r, li, "ffn_norm", xn_, d);
-    linear(r, w.gate, xn_, gate_), linear(r, w.up, xn_, up_);
+    concurrent(r, [&] { linear(r, w.gate, xn_, gate_), linear(r, w.up, xn_, up_); });
     vk::swiglu(r, gate_, up_, c_.n_ff);
     tap(r, li, "ffn_act", gate_, c_.n_ff);
     linear(r, w.down, gate_, x_, /*accumulate=*/true);

@@ -86,6 +86,8 @@ class VulkanSequence final : public Sequence {
   // y (+)= W x through the matrix's parts.
   void linear(vk::Recorder& r, const DeviceMatrix& w, const vk::Buffer& x, vk::Buffer& y, bool accumulate = false);
   void record(vk::Recorder& r, bool logits, std::size_t bucket);
+  template <class F>
+  void concurrent(vk::Recorder& r, F&& f);
   void tap(vk::Recorder& r, int layer, std::string_view tensor, const vk::Buffer& b, std::size_t n);
   void step(std::int32_t token, float* logits_out);
 };

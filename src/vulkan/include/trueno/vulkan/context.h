@@ -128,6 +128,10 @@ class Recorder {
                 std::uint32_t groups_y = 1) {
     dispatch(p, buffers, &push, sizeof push, groups_x, groups_y);
   }
+  // Dispatches recorded between begin_concurrent() and end_concurrent() get no barrier between them (they
+  // must not read what another of them writes); end_concurrent() records the one barrier after them all.
+  void begin_concurrent() { concurrent_ = true; }
+  void end_concurrent();
   // vkCmdFillBuffer of the whole buffer with a 32-bit pattern.
   void fill(Buffer& b, std::uint32_t value);
   // vkCmdCopyBuffer of `bytes` (followed by a barrier like a dispatch).
@@ -150,7 +154,7 @@ class Recorder {
   VkFence fence_ = VK_NULL_HANDLE;
   std::vector<VkDescriptorPool> pools_;
   std::size_t pool_used_ = 0, dispatches_ = 0;
-  bool recording_ = false, sealed_ = false;
+  bool recording_ = false, sealed_ = false, concurrent_ = false, pending_barrier_ = false;
   void run();
 };
 

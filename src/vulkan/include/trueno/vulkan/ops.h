@@ -13,6 +13,9 @@ namespace trueno::vulkan {
 // The weight types gemv takes: every weight type of the CPU's quant_matvec (F32, F16, BF16, Q4_0, Q8_0,
 // Q4_K, Q5_K, Q6_K); not Q8_K (an activation format). gemv throws InvalidArgument for the others.
 bool gemv_supports(QuantType type);
+// Whether gemv of this type and width runs gemv_rows.comp (a subgroup per row) on c, else gemv.comp
+// (Note [Vulkan GEMV per subgroup], ops.cpp).
+bool gemv_by_subgroup(const Context& c, QuantType type, std::size_t cols);
 
 // y[r][rows] (+)= W x[r] for r < m activation rows (m <= kMaxGemvRows; several rows share each weight
 // read): W is `rows` rows of quant_row_bytes(type, cols) bytes (GGUF layout), x is m x cols f32, y is
