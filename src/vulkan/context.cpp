@@ -268,7 +268,7 @@ std::uint32_t Context::memory_type(std::uint32_t type_bits, bool mappable) const
 // Note [Vulkan fault injection]
 // Shaders are compiled at build time, so the faults the parity gate must reject (as TRUENO_CUDA_DEFINES
 // compiles them into CUDA kernels) are built too: <shader>_fault is the shader with TRUENO_FAULT_<SHADER>
-// defined (rope: the rotation scaled from position 4 on; gemv: one block skipped per row). A context
+// defined (rope: the rotation scaled from position 4 on; gemv and gemv_rows: one unit skipped per row). A context
 // opened with TRUENO_VULKAN_FAULT=<shader> uses that build wherever the shader (or its subgroup variant)
 // is asked for, and shaders_identity() names the fault, so a verdict cached for the good shaders never
 // covers it.
@@ -278,7 +278,8 @@ const Pipeline& Context::pipeline(const char* module, std::uint32_t buffers, std
   if (!fault_.empty()) {
     std::string_view base = module;
     if (base.ends_with("_subgroup")) base.remove_suffix(9);
-    if (base == fault_) faulty = strcat(base, "_fault"), module = faulty.c_str();
+    const bool named = base == fault_ || (base.starts_with(fault_) && base.substr(fault_.size()).starts_with("_"));  // gemv: gemv_rows too
+    if (named && find_shader(strcat(base, "_fault")) != nullptr) faulty = strcat(base, "_fault"), module = faulty.c_str();
   }
   std::string key = strcat(module, '[');
   for (std::size_t i = 0; i < spec.size(); ++i) key += strcat(i ? "," : "", spec[i]);

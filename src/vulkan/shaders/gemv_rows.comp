@@ -47,6 +47,9 @@ void main() {
       // is 16 bytes: chunk p/2, elements 16(p&1)..+15 of its two sub-blocks.
       for (uint u = lane; u < (pc.cols / 256u) * 8u; u += SG) {
         const uint b = u / 8u, p = u % 8u, c = p / 2u, i0 = 16u * (p & 1u);
+#ifdef TRUENO_FAULT_GEMV_SKIP  // test-only (gemv_rows_fault): the second part of every row is skipped
+        if (u == 1u) continue;
+#endif
         const uint o = base + b * 144u;
         const uint dd = W[o >> 2];
         const float d = f16_to_f32(dd), dmin = f16_to_f32(dd >> 16);
@@ -81,6 +84,9 @@ void main() {
       // d scales[8h + 2t + l/16]. Part p of a block: half p/4, l = 8(p%4)..+7, all four quarters.
       for (uint u = lane; u < (pc.cols / 256u) * 8u; u += SG) {
         const uint b = u / 8u, h = u % 8u / 4u, l0 = 8u * (u % 4u);
+#ifdef TRUENO_FAULT_GEMV_SKIP
+        if (u == 1u) continue;
+#endif
         const uint o = base + b * 210u;
         const float d = f16_to_f32(u16_at(o + 208u));
         const uint ql = o + 64u * h + l0, qh = o + 128u + 32u * h + l0, sc = o + 192u + 8u * h + l0 / 16u;
