@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 if [ "${1:-}" = "--bundle" ]; then
   rm -rf .device && mkdir -p .device
   bash ../shared/tools/device-bundle.sh .device/bundle build/release/tests/trueno_tests build/release/tests/realizar_tests \
-    build/release/realizar/realizar >/dev/null
+    build/release/realizar/realizar build/release/bench/trueno_bench >/dev/null
   du -sh .device
   exit 0
 fi

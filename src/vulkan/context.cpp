@@ -249,16 +249,19 @@ Context::~Context() {
   a.vkDestroyDevice(device_, nullptr);
 }
 
-std::uint32_t Context::memory_type(std::uint32_t type_bits, bool mappable) const {
+std::uint32_t Context::memory_type(std::uint32_t type_bits, bool mappable, bool host_cached) const {
   const VkMemoryPropertyFlags want = mappable ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT
                                               : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
-  // Mappable memory that is also device-local first (it is what the device computes in).
+  // Mappable memory that is also device-local first (it is what the device computes in); for transfers,
+  // host-cached memory first: the host reads device-local mapped memory (a BAR window, write-combined)
+  // uncached, ~4 ms for a 32000-float logits row on the H200, 100x slower than from cached memory.
   for (int pass = 0; pass < 2; ++pass)
     for (std::uint32_t i = 0; i < memory_.memoryTypeCount; ++i) {
       if (!(type_bits & (1u << i))) continue;
       const VkMemoryPropertyFlags f = memory_.memoryTypes[i].propertyFlags;
       if ((f & want) != want) continue;
-      if (pass == 0 && mappable && !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) continue;
+      if (pass == 0 && mappable && !host_cached && !(f & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT)) continue;
+      if (pass == 0 && host_cached && !(f & VK_MEMORY_PROPERTY_HOST_CACHED_BIT)) continue;
       return i;
     }
   throw VulkanError(strcat("vulkan:", index_, " (", info_.name, "): no ", mappable ? "host-visible coherent" : "device-local",
@@ -415,7 +418,7 @@ Buffer Buffer::transfer(Context& c, std::size_t bytes) {
   a.vkGetBufferMemoryRequirements(c.device(), s.buffer_, &req);
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
-  ai.memoryTypeIndex = c.memory_type(req.memoryTypeBits, true);
+  ai.memoryTypeIndex = c.memory_type(req.memoryTypeBits, true, /*host_cached=*/true);
   check(a.vkAllocateMemory(c.device(), &ai, nullptr, &s.memory_), "vkAllocateMemory (staging)");
   check(a.vkBindBufferMemory(c.device(), s.buffer_, s.memory_, 0), "vkBindBufferMemory (staging)");
   check(a.vkMapMemory(c.device(), s.memory_, 0, VK_WHOLE_SIZE, 0, &s.mapped_), "vkMapMemory (staging)");

@@ -195,8 +195,9 @@ class Context {
   // Writes the pipeline cache to disk now (also done on destruction when pipelines were built).
   void save_cache();
 
-  // Memory type for a buffer: host-visible device memory when `mappable`, else device-local.
-  std::uint32_t memory_type(std::uint32_t type_bits, bool mappable) const;
+  // Memory type for a buffer: host-visible device memory when `mappable` (host-cached memory first with
+  // host_cached, for transfers the host reads), else device-local.
+  std::uint32_t memory_type(std::uint32_t type_bits, bool mappable, bool host_cached = false) const;
   bool prefer_mapped() const { return prefer_mapped_; }
   // The largest buffer a shader can bind: maxStorageBufferRange, or less with TRUENO_VULKAN_MAX_BUFFER
   // (tests use it to exercise the split of large matrices).

@@ -1,0 +1,104 @@
+// Vulkan decode shaders on the device, next to the yardstick measured in the same run (a buffer copy):
+// GEMV of the 7B shapes in every weight type gemv_rows / gemv take, and the cost of one dispatch with its
+// barrier (what a decode step of ~450 dispatches pays besides the bytes). Each measurement replays one
+// recorded command buffer of kDispatches dispatches (submit + wait, wall clock); weights rotate through
+// 256 MiB of copies, so no dispatch finds its matrix in the L2. Without a Vulkan device (or on a CPU
+// device such as lavapipe, where these numbers mean nothing) every benchmark says "skipped: ...".
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "trueno/quant.h"
+#include "trueno/vulkan/context.h"
+#include "trueno/vulkan/ops.h"
+
+namespace trueno::vulkan {
+namespace {
+
+constexpr int kDispatches = 100;
+constexpr std::size_t kRotateBytes = std::size_t{256} << 20;
+
+Context* bench_context(benchmark::State& state) {
+  static std::string why;
+  static const std::shared_ptr<Context> c = [] {
+    auto info = probe(0, &why);
+    if (!info) return std::shared_ptr<Context>();
+    if (info->cpu) {
+      why = "vulkan:0 is a CPU device (" + info->name + ")";
+      return std::shared_ptr<Context>();
+    }
+    return Context::open(0);
+  }();
+  if (!c) state.SkipWithError(("skipped: no Vulkan GPU: " + why).c_str());
+  return c.get();
+}
+
+// Seconds per dispatch of a sealed recording of kDispatches dispatches.
+double per_dispatch(Recorder& r) {
+  r.replay();  // warm-up
+  const auto t0 = std::chrono::steady_clock::now();
+  r.replay();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / kDispatches;
+}
+
+void BM_VulkanCopyBandwidth(benchmark::State& state) {
+  Context* c = bench_context(state);
+  if (c == nullptr) return;
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  Buffer a(*c, bytes), b(*c, bytes);
+  Recorder r(*c);
+  for (int i = 0; i < kDispatches; ++i) r.copy(a.handle(), b.handle(), bytes);
+  r.seal();
+  for (auto _ : state) state.SetIterationTime(per_dispatch(r));
+  state.counters["GB/s"] = benchmark::Counter(2.0 * static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_VulkanCopyBandwidth)->Arg(64 << 20)->Arg(512 << 20)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// Args: weight type (GGUF id), rows, cols, barrier after each dispatch (1) or none (0).
+void BM_VulkanGemv(benchmark::State& state) {
+  Context* c = bench_context(state);
+  if (c == nullptr) return;
+  const auto type = static_cast<QuantType>(state.range(0));
+  const auto rows = static_cast<std::size_t>(state.range(1)), cols = static_cast<std::size_t>(state.range(2));
+  const std::size_t bytes = rows * quant_row_bytes(type, cols), copies = std::max<std::size_t>(1, kRotateBytes / bytes);
+  std::vector<std::uint8_t> w(bytes);
+  std::mt19937 rng(1);
+  for (auto& v : w) v = static_cast<std::uint8_t>(rng() & 0x3b);  // small f16 scales: no inf/NaN
+  std::vector<Buffer> ws;
+  for (std::size_t i = 0; i < copies; ++i) ws.emplace_back(*c, bytes), ws.back().upload(w.data(), bytes);
+  std::vector<float> xv(cols, 0.01f);
+  Buffer x(*c, cols * 4), y(*c, rows * 4);
+  x.upload(xv.data(), cols * 4);
+  Recorder r(*c);
+  if (state.range(3) == 0) r.begin_concurrent();
+  for (int i = 0; i < kDispatches; ++i) gemv(r, type, ws[static_cast<std::size_t>(i) % copies], rows, cols, x, 1, y);
+  r.seal();
+  for (auto _ : state) state.SetIterationTime(per_dispatch(r));
+  state.SetLabel(std::string(quant_info(type).name) + (gemv_by_subgroup(*c, type, cols) ? " gemv_rows" : " gemv"));
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
+}
+void gemv_args(benchmark::internal::Benchmark* b) {
+  for (QuantType t : {QuantType::Q4_K, QuantType::Q6_K, QuantType::Q8_0, QuantType::F16, QuantType::Q5_K, QuantType::Q4_0})
+    for (auto [rows, cols] : {std::pair{4096, 4096}, std::pair{11008, 4096}, std::pair{4096, 11008}, std::pair{32000, 4096}})
+      for (int barrier : {1, 0}) b->Args({static_cast<long>(t), rows, cols, barrier});
+}
+BENCHMARK(BM_VulkanGemv)->Apply(gemv_args)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// One small dispatch (add of 256 floats) and its barrier: the fixed cost per dispatch of a decode step.
+void BM_VulkanDispatchWithBarrier(benchmark::State& state) {
+  Context* c = bench_context(state);
+  if (c == nullptr) return;
+  Buffer a(*c, 1024), b(*c, 1024);
+  Recorder r(*c);
+  if (state.range(0) == 0) r.begin_concurrent();
+  for (int i = 0; i < kDispatches; ++i) add_inplace(r, a, b, 256);
+  r.seal();
+  for (auto _ : state) state.SetIterationTime(per_dispatch(r));
+}
+BENCHMARK(BM_VulkanDispatchWithBarrier)->Arg(1)->Arg(0)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace trueno::vulkan
