@@ -29,8 +29,12 @@ uint word_at(uint o) {  // the 4 bytes at byte offset o (even)
 uint u16_at(uint o) { return (W[o >> 2] >> ((o & 2u) * 8u)) & 0xffffu; }
 uint byte_at(uint o) { return (W[o >> 2] >> ((o & 3u) * 8u)) & 0xffu; }
 float dot4(vec4 a, vec4 b) { return dot(a, b); }
-vec4 nibbles(uint w, uint shift) {  // bytes of w, each >> shift & 15
-  return vec4((w >> shift) & 0xfu, (w >> (shift + 8u)) & 0xfu, (w >> (shift + 16u)) & 0xfu, (w >> (shift + 24u)) & 0xfu);
+float sum4(vec4 v) { return (v.x + v.y) + (v.z + v.w); }
+// The 4 bytes of w as floats, without int-to-float conversions (a quarter-rate instruction on NVIDIA, and
+// the GEMV's bottleneck): a byte v OR-ed into the mantissa of 2^23 is the float 2^23 + v, exactly.
+vec4 bytes4(uint w) {
+  const uvec4 v = (uvec4(w) >> uvec4(0u, 8u, 16u, 24u)) & 0xffu;
+  return uintBitsToFloat(v | 0x4b000000u) - 8388608.0;
 }
 
 void main() {
@@ -43,10 +47,9 @@ void main() {
     for (uint m = 0u; m < M; ++m) acc[m] = 0.0;
     if (TYPE == 12u) {
       // Q4_K (144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles
-      // in 4 chunks of 32: chunk c holds sub-blocks 2c (low nibbles) and 2c+1 (high)). Part p of a block
-      // is 16 bytes: chunk p/2, elements 16(p&1)..+15 of its two sub-blocks.
-      for (uint u = lane; u < (pc.cols / 256u) * 8u; u += SG) {
-        const uint b = u / 8u, p = u % 8u, c = p / 2u, i0 = 16u * (p & 1u);
+      // in 4 chunks of 32: chunk c holds sub-blocks 2c (low nibbles) and 2c+1 (high)). A part is a chunk.
+      for (uint u = lane; u < (pc.cols / 256u) * 4u; u += SG) {
+        const uint b = u / 4u, c = u % 4u;
 #ifdef TRUENO_FAULT_GEMV_SKIP  // test-only (gemv_rows_fault): the second part of every row is skipped
         if (u == 1u) continue;
 #endif
@@ -64,24 +67,27 @@ void main() {
           sc1 = (byte_at(o + 9u + j) & 0xfu) | ((byte_at(o + 1u + j) >> 6) << 4);
           mn1 = (byte_at(o + 9u + j) >> 4) | ((byte_at(o + 5u + j) >> 6) << 4);
         }
-        const uvec4 q = W4[(o + 16u + 32u * c + i0) >> 4];
-        const uint e0 = b * 256u + 64u * c + i0;  // element of the low sub-block's first value
+        const uint q0 = (o + 16u + 32u * c) >> 4;
+        const uvec4 qa = W4[q0], qb = W4[q0 + 1u];
+        const uint e0 = b * 256u + 64u * c;  // the low sub-block's first element
         for (uint m = 0u; m < M; ++m) {
           const uint x0 = (m * pc.cols + e0) >> 2;
-          float slo = 0.0, shi = 0.0, xlo = 0.0, xhi = 0.0;
-          for (uint k = 0u; k < 4u; ++k) {
+          vec4 slo = vec4(0.0), shi = vec4(0.0), xlo = vec4(0.0), xhi = vec4(0.0);
+          for (uint k = 0u; k < 8u; ++k) {
+            const uint w = k < 4u ? qa[k] : qb[k - 4u];
             const vec4 a = X4[x0 + k], h = X4[x0 + 8u + k];  // + 32 elements: the high sub-block
-            slo += dot4(nibbles(q[k], 0u), a), shi += dot4(nibbles(q[k], 4u), h);
-            xlo += a.x + a.y + a.z + a.w, xhi += h.x + h.y + h.z + h.w;
+            slo += bytes4(w & 0x0f0f0f0fu) * a, shi += bytes4((w >> 4) & 0x0f0f0f0fu) * h;
+            xlo += a, xhi += h;
           }
-          acc[m] += d * (float(sc0) * slo + float(sc1) * shi) - dmin * (float(mn0) * xlo + float(mn1) * xhi);
+          acc[m] += d * (float(sc0) * sum4(slo) + float(sc1) * sum4(shi)) - dmin * (float(mn0) * sum4(xlo) + float(mn1) * sum4(xhi));
         }
       }
     } else if (TYPE == 14u) {
       // Q6_K (210-byte blocks at even offsets: ql[128], qh[64], int8 scales[16], f16 d). Half h of 128
       // elements uses ql[64h..], qh[32h..], scales[8h..]; element l (< 32) of its quarter t is
       // (ql[64h + 32(t&1) + l] >> 4(t>>1)) & 15 | ((qh[32h + l] >> 2t) & 3) << 4, minus 32, times
-      // d scales[8h + 2t + l/16]. Part p of a block: half p/4, l = 8(p%4)..+7, all four quarters.
+      // d scales[8h + 2t + l/16]. Part p of a block: half p/4, l = 8(p%4)..+7, all four quarters; the
+      // 6-bit values of 4 elements are assembled in one word (a byte each) before conversion.
       for (uint u = lane; u < (pc.cols / 256u) * 8u; u += SG) {
         const uint b = u / 8u, h = u % 8u / 4u, l0 = 8u * (u % 4u);
 #ifdef TRUENO_FAULT_GEMV_SKIP
@@ -99,10 +105,11 @@ void main() {
           float r = 0.0;
           for (uint t = 0u; t < 4u; ++t) {
             const uint lo0 = (t & 1u) == 0u ? qa0 : qb0, lo1 = (t & 1u) == 0u ? qa1 : qb1, sh = 4u * (t >> 1);
-            const vec4 q0 = nibbles(lo0, sh) + 16.0 * vec4((h0 >> (2u * t)) & 3u, (h0 >> (2u * t + 8u)) & 3u, (h0 >> (2u * t + 16u)) & 3u, (h0 >> (2u * t + 24u)) & 3u) - 32.0;
-            const vec4 q1 = nibbles(lo1, sh) + 16.0 * vec4((h1 >> (2u * t)) & 3u, (h1 >> (2u * t + 8u)) & 3u, (h1 >> (2u * t + 16u)) & 3u, (h1 >> (2u * t + 24u)) & 3u) - 32.0;
+            const uint w0 = ((lo0 >> sh) & 0x0f0f0f0fu) | (((h0 >> (2u * t)) & 0x03030303u) << 4);
+            const uint w1 = ((lo1 >> sh) & 0x0f0f0f0fu) | (((h1 >> (2u * t)) & 0x03030303u) << 4);
             const uint x0 = (m * pc.cols + e0 + 32u * t) >> 2;
-            r += s[t] * (dot4(q0, X4[x0]) + dot4(q1, X4[x0 + 1u]));
+            const vec4 a = X4[x0], c = X4[x0 + 1u];
+            r += s[t] * (sum4(bytes4(w0) * a + bytes4(w1) * c) - 32.0 * sum4(a + c));
           }
           acc[m] += d * r;
         }
@@ -115,8 +122,8 @@ void main() {
           const uint x0 = (m * pc.cols + b * 32u) >> 2;
           float r = 0.0;
           for (uint k = 0u; k < 8u; ++k) {
-            const int w = int(word_at(o + 2u + 4u * k));
-            r += dot4(vec4(bitfieldExtract(w, 0, 8), bitfieldExtract(w, 8, 8), bitfieldExtract(w, 16, 8), bitfieldExtract(w, 24, 8)), X4[x0 + k]);
+            const vec4 a = X4[x0 + k];  // int8 q = (q + 128) - 128: the bytes with their top bit flipped
+            r += sum4(bytes4(word_at(o + 2u + 4u * k) ^ 0x80808080u) * a) - 128.0 * sum4(a);
           }
           acc[m] += d * r;
         }
