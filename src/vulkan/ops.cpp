@@ -68,7 +68,8 @@ void gemv(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
   } push{u32(rows, "gemv"), u32(cols, "gemv"), u32(row_bytes, "gemv"), accumulate ? 1u : 0u};
   if (gemv_by_subgroup(c, type, cols)) {  // Note [Vulkan GEMV per subgroup]
     const std::uint32_t sg = c.info().subgroup_size;
-    const std::uint32_t wg = std::clamp<std::uint32_t>(4 * sg, 32, 256), rows_per_group = std::max<std::uint32_t>(wg / sg, 1);
+    const std::uint32_t per_subgroup = type == QuantType::Q4_K ? 2 : 1;  // gemv_rows.comp's Q4K_ROWS
+    const std::uint32_t wg = std::clamp<std::uint32_t>(4 * sg, 32, 256), rows_per_group = std::max<std::uint32_t>(wg / sg, 1) * per_subgroup;
     const std::array<std::uint32_t, 4> spec = {wg, static_cast<std::uint32_t>(type), static_cast<std::uint32_t>(m), rows_per_group};
     const auto [gx, gy] = grid((rows + rows_per_group - 1) / rows_per_group);
     r.dispatch(c.pipeline("gemv_rows", 3, 16, spec), {&w, &x, &y}, push, gx, gy);

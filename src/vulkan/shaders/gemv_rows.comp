@@ -7,11 +7,14 @@
 // f16, as the CPU pass); the others use gemv.comp. Specialization constants as gemv.comp.
 #extension GL_KHR_shader_subgroup_basic : require
 #extension GL_KHR_shader_subgroup_arithmetic : require
+#extension GL_EXT_control_flow_attributes : require
 #include "common.glsl"
 
 layout(constant_id = 1) const uint TYPE = 12;
 layout(constant_id = 2) const uint M = 1;
-layout(constant_id = 3) const uint ROWS = 4;
+layout(constant_id = 3) const uint ROWS = 4;  // rows per workgroup (a multiple of Q4K_ROWS for Q4_K)
+const uint Q4K_ROWS = 2u;  // Q4_K rows per subgroup pass (they share the activation loads)
+const uint STEPS = 4u;     // Q4_K blocks loaded ahead per lane
 
 layout(std430, binding = 0) readonly buffer Weights { uint W[]; };
 layout(std430, binding = 0) readonly buffer Weights4 { uvec4 W4[]; };  // the same memory, 16 bytes at a time
@@ -29,6 +32,16 @@ uint word_at(uint o) {  // the 4 bytes at byte offset o (even)
 uint u16_at(uint o) { return (W[o >> 2] >> ((o & 2u) * 8u)) & 0xffffu; }
 uint byte_at(uint o) { return (W[o >> 2] >> ((o & 3u) * 8u)) & 0xffu; }
 float dot4(vec4 a, vec4 b) { return dot(a, b); }
+// Scale and min of Q4_K sub-block j from the packed scales s0 = bytes 0-3, s1 = 4-7, s2 = 8-11.
+void scale_min_k4(uint j, uint s0, uint s1, uint s2, out uint sc, out uint mn) {
+  const uint k = 8u * (j & 3u);
+  if (j < 4u) {
+    sc = (s0 >> k) & 63u, mn = (s1 >> k) & 63u;
+  } else {
+    sc = ((s2 >> k) & 0xfu) | (((s0 >> k) >> 6 & 3u) << 4);
+    mn = ((s2 >> k) >> 4 & 0xfu) | (((s1 >> k) >> 6 & 3u) << 4);
+  }
+}
 float sum4(vec4 v) { return (v.x + v.y) + (v.z + v.w); }
 // The 4 bytes of w as floats, without int-to-float conversions (a quarter-rate instruction on NVIDIA, and
 // the GEMV's bottleneck): a byte v OR-ed into the mantissa of 2^23 is the float 2^23 + v, exactly.
@@ -39,49 +52,65 @@ vec4 bytes4(uint w) {
 
 void main() {
   const uint lane = gl_SubgroupInvocationID, SG = gl_SubgroupSize;
-  for (uint rr = gl_SubgroupID; rr < ROWS; rr += gl_NumSubgroups) {
+  const uint per = TYPE == 12u ? Q4K_ROWS : 1u;  // rows per subgroup pass
+  for (uint rr = gl_SubgroupID * per; rr < ROWS; rr += gl_NumSubgroups * per) {
     const uint row = group_index() * ROWS + rr;
     if (row >= pc.rows) break;  // uniform over the subgroup
     const uint base = row * pc.row_bytes;
     float acc[M];
     for (uint m = 0u; m < M; ++m) acc[m] = 0.0;
     if (TYPE == 12u) {
-      // Q4_K (144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles
-      // in 4 chunks of 32: chunk c holds sub-blocks 2c (low nibbles) and 2c+1 (high)). A part is a chunk.
-      for (uint u = lane; u < (pc.cols / 256u) * 4u; u += SG) {
-        const uint b = u / 4u, c = u % 4u;
-#ifdef TRUENO_FAULT_GEMV_SKIP  // test-only (gemv_rows_fault): the second part of every row is skipped
-        if (u == 1u) continue;
-#endif
-        const uint o = base + b * 144u;
-        const uint dd = W[o >> 2];
-        const float d = f16_to_f32(dd), dmin = f16_to_f32(dd >> 16);
-        const uint j = 2u * c;  // the low sub-block; j + 1 the high one
-        uint sc0, mn0, sc1, mn1;
-        if (j < 4u) {
-          sc0 = byte_at(o + 4u + j) & 63u, mn0 = byte_at(o + 8u + j) & 63u;
-          sc1 = byte_at(o + 5u + j) & 63u, mn1 = byte_at(o + 9u + j) & 63u;
-        } else {
-          sc0 = (byte_at(o + 8u + j) & 0xfu) | ((byte_at(o + j) >> 6) << 4);
-          mn0 = (byte_at(o + 8u + j) >> 4) | ((byte_at(o + 4u + j) >> 6) << 4);
-          sc1 = (byte_at(o + 9u + j) & 0xfu) | ((byte_at(o + 1u + j) >> 6) << 4);
-          mn1 = (byte_at(o + 9u + j) >> 4) | ((byte_at(o + 5u + j) >> 6) << 4);
+      // Q4_K (144-byte blocks: f16 d, f16 dmin, 12 bytes of 6-bit scales and mins, 128 bytes of nibbles in
+      // 4 chunks of 32: chunk c holds sub-blocks 2c (low nibbles) and 2c+1 (high)). 8 lanes share a block:
+      // each loads the block's first 16 bytes (one broadcast) and qs bytes [16t, 16t + 16), STEPS blocks
+      // ahead before using any (enough bytes in flight to cover the memory latency), for Q4K_ROWS rows.
+      const uint t = lane & 7u, c = t >> 1, step = max(SG / 8u, 1u), nb = pc.cols / 256u;
+      uint bases[Q4K_ROWS];
+      for (uint r = 0u; r < Q4K_ROWS; ++r) bases[r] = (min(row + r, pc.rows - 1u) * pc.row_bytes) >> 4;
+      float acc2[Q4K_ROWS * M];
+      for (uint k = 0u; k < Q4K_ROWS * M; ++k) acc2[k] = 0.0;
+      for (uint b0 = lane >> 3; b0 < nb; b0 += step * STEPS) {
+        uvec4 head[STEPS][Q4K_ROWS], q[STEPS][Q4K_ROWS];
+        [[unroll]] for (uint st = 0u; st < STEPS; ++st) {
+          const uint b = b0 + step * st;
+          [[unroll]] for (uint r = 0u; r < Q4K_ROWS; ++r)
+            if (b < nb) head[st][r] = W4[bases[r] + 9u * b], q[st][r] = W4[bases[r] + 9u * b + 1u + t];
         }
-        const uint q0 = (o + 16u + 32u * c) >> 4;
-        const uvec4 qa = W4[q0], qb = W4[q0 + 1u];
-        const uint e0 = b * 256u + 64u * c;  // the low sub-block's first element
-        for (uint m = 0u; m < M; ++m) {
-          const uint x0 = (m * pc.cols + e0) >> 2;
-          vec4 slo = vec4(0.0), shi = vec4(0.0), xlo = vec4(0.0), xhi = vec4(0.0);
-          for (uint k = 0u; k < 8u; ++k) {
-            const uint w = k < 4u ? qa[k] : qb[k - 4u];
-            const vec4 a = X4[x0 + k], h = X4[x0 + 8u + k];  // + 32 elements: the high sub-block
-            slo += bytes4(w & 0x0f0f0f0fu) * a, shi += bytes4((w >> 4) & 0x0f0f0f0fu) * h;
-            xlo += a, xhi += h;
+        [[unroll]] for (uint st = 0u; st < STEPS; ++st) {
+          const uint b = b0 + step * st;
+          if (b >= nb) break;
+#ifdef TRUENO_FAULT_GEMV_SKIP  // test-only (gemv_rows_fault): one lane's part of every row's first block skipped
+          if (b == 0u && t == 1u) continue;
+#endif
+          const uint e0 = b * 256u + 64u * c + 16u * (t & 1u);  // the low sub-block's first element here
+          for (uint m = 0u; m < M; ++m) {
+            const uint x0 = (m * pc.cols + e0) >> 2;
+            vec4 xl[4], xh[4];
+            [[unroll]] for (uint k = 0u; k < 4u; ++k) xl[k] = X4[x0 + k], xh[k] = X4[x0 + 8u + k];
+            const float sxl = sum4((xl[0] + xl[1]) + (xl[2] + xl[3])), sxh = sum4((xh[0] + xh[1]) + (xh[2] + xh[3]));
+            [[unroll]] for (uint r = 0u; r < Q4K_ROWS; ++r) {
+              const uvec4 h = head[st][r], w = q[st][r];
+              uint sc0, mn0, sc1, mn1;
+              scale_min_k4(2u * c, h.y, h.z, h.w, sc0, mn0);
+              scale_min_k4(2u * c + 1u, h.y, h.z, h.w, sc1, mn1);
+              vec4 lo = vec4(0.0), hi = vec4(0.0);
+              [[unroll]] for (uint k = 0u; k < 4u; ++k) {
+                lo += bytes4(w[k] & 0x0f0f0f0fu) * xl[k];
+                hi += bytes4((w[k] >> 4) & 0x0f0f0f0fu) * xh[k];
+              }
+              const vec2 dm = unpackHalf2x16(h.x);
+              acc2[r * M + m] += dm.x * (float(sc0) * sum4(lo) + float(sc1) * sum4(hi)) - dm.y * (float(mn0) * sxl + float(mn1) * sxh);
+            }
           }
-          acc[m] += d * (float(sc0) * sum4(slo) + float(sc1) * sum4(shi)) - dmin * (float(mn0) * sum4(xlo) + float(mn1) * sum4(xhi));
         }
       }
+      for (uint r = 0u; r < Q4K_ROWS; ++r) {
+        for (uint m = 0u; m < M; ++m) {
+          const float v = subgroupAdd(acc2[r * M + m]);
+          if (subgroupElect() && row + r < pc.rows) Y[m * pc.rows + row + r] = pc.accumulate != 0u ? Y[m * pc.rows + row + r] + v : v;
+        }
+      }
+      continue;  // written
     } else if (TYPE == 14u) {
       // Q6_K (210-byte blocks at even offsets: ql[128], qh[64], int8 scales[16], f16 d). Half h of 128
       // elements uses ql[64h..], qh[32h..], scales[8h..]; element l (< 32) of its quarter t is
