@@ -76,6 +76,76 @@ TEST(VulkanGpu, AttentionDecodeMatchesTheCpu) {
   }
 }
 
+// A prompt's rows in one dispatch each (rows consecutive positions from pos): attention row r equals the
+// single-row attention at pos + r; rope rotates row r by pos + r; kv_append fills slots pos..pos+rows-1;
+// add_bias adds the bias to every row.
+TEST(VulkanGpu, PromptRowsMatchTheCpu) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 12);
+  const std::size_t heads = 4, kv_heads = 2, hd = 64, n_ctx = 200, rows = 5, kv_row = kv_heads * hd, group = heads / kv_heads;
+  std::vector<std::uint16_t> kc(n_ctx * kv_row), vc(n_ctx * kv_row);
+  ops::f32_to_f16(random_vector(kc.size(), rng, 2.0f), kc);
+  ops::f32_to_f16(random_vector(vc.size(), rng), vc);
+  const auto q = random_vector(rows * heads * hd, rng, 2.0f);
+  Buffer dq = to_device(q), dk = to_device(kc), dv = to_device(vc), att(c, q.size() * 4);
+  AttentionScratch scratch(c, n_ctx, heads, hd, rows);
+  for (const std::size_t pos : {std::size_t{0}, std::size_t{61}, std::size_t{130}}) {
+    const int p = static_cast<int>(pos);
+    Buffer dpos = to_device(&p, sizeof p);
+    Recorder rec(c);
+    rec.fill(att, 0x7fc00000u);
+    attention_decode(rec, dq, dk, dv, dpos, scratch, att, group, kv_row, std::min(n_ctx, (pos + rows + 63) / 64 * 64), rows);
+    rec.submit();
+    const auto got = from_device(att, q.size());
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::vector<float> qr(q.begin() + r * heads * hd, q.begin() + (r + 1) * heads * hd);
+      expect_contract("attention_scores", std::vector<float>(got.begin() + r * heads * hd, got.begin() + (r + 1) * heads * hd),
+                      cpu_attention(qr, kc, vc, heads, hd, group, kv_row, pos + r), "row " + std::to_string(r) + " of 5 from pos " + std::to_string(pos));
+    }
+  }
+  // rope and kv_append over rows, against the single-row dispatches at each row's position.
+  const auto x = random_vector(rows * heads * hd, rng);
+  const RopeParams rp{static_cast<int>(hd), static_cast<int>(hd), std::pow(10000.0f, -2.0f / hd), nullptr, false};
+  const int p0 = 7;
+  Buffer dx = to_device(x), dpos = to_device(&p0, sizeof p0), kc2(c, n_ctx * kv_row * 2), vc2(c, n_ctx * kv_row * 2);
+  Buffer kin = to_device(std::vector<float>(x.begin(), x.begin() + rows * kv_row)), vin = to_device(std::vector<float>(x.end() - rows * kv_row, x.end()));
+  Recorder rec(c);
+  rope(rec, dx, static_cast<int>(heads), dpos, rp, rows);
+  rec.fill(kc2, 0), rec.fill(vc2, 0);
+  kv_append(rec, kin, vin, kc2, vc2, dpos, kv_row, rows);
+  rec.submit();
+  const auto rotated = from_device(dx, x.size());
+  const auto kgot = from_device<std::uint16_t>(kc2, n_ctx * kv_row), vgot = from_device<std::uint16_t>(vc2, n_ctx * kv_row);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const int pr = p0 + static_cast<int>(r);
+    Buffer one = to_device(std::vector<float>(x.begin() + r * heads * hd, x.begin() + (r + 1) * heads * hd)), dpr = to_device(&pr, sizeof pr);
+    Recorder single(c);
+    rope(single, one, static_cast<int>(heads), dpr, rp);
+    single.submit();
+    expect_contract("rope", std::vector<float>(rotated.begin() + r * heads * hd, rotated.begin() + (r + 1) * heads * hd), from_device(one, heads * hd),
+                    "row " + std::to_string(r) + " against one row at its position");
+    std::vector<std::uint16_t> kw(kv_row), vw(kv_row);
+    ops::f32_to_f16(std::span(x).subspan(r * kv_row, kv_row), kw);
+    ops::f32_to_f16(std::span(x).subspan(x.size() - rows * kv_row + r * kv_row, kv_row), vw);
+    for (std::size_t i = 0; i < kv_row; ++i) {
+      ASSERT_EQ(kgot[(pr * kv_row) + i], kw[i]) << "k row " << r << " value " << i;
+      ASSERT_EQ(vgot[(pr * kv_row) + i], vw[i]) << "v row " << r << " value " << i;
+    }
+  }
+  EXPECT_EQ(kgot[(p0 - 1) * kv_row], 0u) << "the slot before the rows is untouched";
+  EXPECT_EQ(kgot[(p0 + rows) * kv_row], 0u) << "the slot after the rows is untouched";
+  // add_bias: every row plus the bias.
+  const auto b = random_vector(hd, rng);
+  Buffer dy = to_device(x), db = to_device(b);
+  Recorder brec(c);
+  add_bias(brec, dy, db, rows * heads, hd);
+  brec.submit();
+  std::vector<float> want = x;
+  for (std::size_t i = 0; i < want.size(); ++i) want[i] += b[i % hd];
+  expect_contract("add", from_device(dy, x.size()), want, "bias over 20 rows");
+}
+
 TEST(VulkanGpu, AttentionShapeErrorsAreNamed) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   Context& c = test_context();

@@ -112,54 +112,58 @@ void rmsnorm(Recorder& r, const Buffer& x, const Buffer& weight, float eps, Buff
   r.dispatch(p, {&x, &weight, &out}, push, gx, gy);
 }
 
-void rope(Recorder& r, Buffer& v, int heads, const Buffer& pos, const RopeParams& rp) {
+void rope(Recorder& r, Buffer& v, int heads, const Buffer& pos, const RopeParams& rp, std::size_t rows) {
   Context& c = r.context();
-  need(heads > 0 && rp.head_dim > 0 && rp.rope_dim > 0 && rp.rope_dim % 2 == 0 && rp.rope_dim <= rp.head_dim,
-       strcat("vulkan rope: heads ", heads, ", head_dim ", rp.head_dim, ", rope_dim ", rp.rope_dim, " (even, <= head_dim)"));
-  need_bytes(v, static_cast<std::size_t>(heads) * rp.head_dim * 4, "rope", "v");
+  need(heads > 0 && rp.head_dim > 0 && rp.rope_dim > 0 && rp.rope_dim % 2 == 0 && rp.rope_dim <= rp.head_dim && rows > 0,
+       strcat("vulkan rope: heads ", heads, ", head_dim ", rp.head_dim, ", rope_dim ", rp.rope_dim, " (even, <= head_dim), rows ", rows));
+  need_bytes(v, rows * static_cast<std::size_t>(heads) * rp.head_dim * 4, "rope", "v");
   need_bytes(pos, 4, "rope", "pos");
   if (rp.freqs) need_bytes(*rp.freqs, static_cast<std::size_t>(rp.rope_dim / 2) * 4, "rope", "freqs");
   const std::array<std::uint32_t, 3> spec = {kWg, rp.neox ? 1u : 0u, rp.freqs ? 1u : 0u};
-  const Pipeline& p = c.pipeline("rope", 3, 16, spec);
+  const Pipeline& p = c.pipeline("rope", 3, 20, spec);
   struct {
     std::uint32_t heads, head_dim, rope_dim;
     float theta_scale;
-  } push{static_cast<std::uint32_t>(heads), static_cast<std::uint32_t>(rp.head_dim), static_cast<std::uint32_t>(rp.rope_dim), rp.theta_scale};
-  const std::size_t threads = static_cast<std::size_t>(heads) * (rp.rope_dim / 2);
+    std::uint32_t rows;
+  } push{static_cast<std::uint32_t>(heads), static_cast<std::uint32_t>(rp.head_dim), static_cast<std::uint32_t>(rp.rope_dim), rp.theta_scale,
+         u32(rows, "rope")};
+  const std::size_t threads = rows * static_cast<std::size_t>(heads) * (rp.rope_dim / 2);
   const auto [gx, gy] = grid((threads + kWg - 1) / kWg);
   r.dispatch(p, {&v, &pos, rp.freqs ? rp.freqs : &pos}, push, gx, gy);
 }
 
-void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, Buffer& v_cache, const Buffer& pos, std::size_t n) {
+void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, Buffer& v_cache, const Buffer& pos, std::size_t n,
+               std::size_t rows) {
   Context& c = r.context();
-  need(n > 0 && n % 2 == 0, strcat("vulkan kv_append: n = ", n, " must be even"));
-  need_bytes(k, n * 4, "kv_append", "k");
-  need_bytes(v, n * 4, "kv_append", "v");
-  need_bytes(k_cache, n * 2, "kv_append", "k_cache");
-  need_bytes(v_cache, n * 2, "kv_append", "v_cache");
+  need(n > 0 && n % 2 == 0 && rows > 0, strcat("vulkan kv_append: n = ", n, " must be even, rows ", rows));
+  need_bytes(k, rows * n * 4, "kv_append", "k");
+  need_bytes(v, rows * n * 4, "kv_append", "v");
+  need_bytes(k_cache, rows * n * 2, "kv_append", "k_cache");
+  need_bytes(v_cache, rows * n * 2, "kv_append", "v_cache");
   need_bytes(pos, 4, "kv_append", "pos");
   const std::array<std::uint32_t, 1> spec = {kWg};
-  const Pipeline& p = c.pipeline("kv_append", 5, 4, spec);
-  const std::uint32_t push = u32(n, "kv_append");
-  const auto [gx, gy] = grid((n / 2 + kWg - 1) / kWg);
+  const Pipeline& p = c.pipeline("kv_append", 5, 8, spec);
+  const std::uint32_t push[2] = {u32(n, "kv_append"), u32(rows, "kv_append")};
+  const auto [gx, gy] = grid((rows * n / 2 + kWg - 1) / kWg);
   r.dispatch(p, {&k, &v, &k_cache, &v_cache, &pos}, push, gx, gy);
 }
 
 namespace {
-void elementwise(Recorder& r, const char* module, Buffer& a, const Buffer& b, std::size_t n) {
-  need(n > 0, strcat("vulkan ", module, ": empty"));
+void elementwise(Recorder& r, const char* module, Buffer& a, const Buffer& b, std::size_t n, std::size_t b_n) {
+  need(n > 0 && b_n > 0 && n % b_n == 0, strcat("vulkan ", module, ": ", n, " values, ", b_n, " to repeat over them"));
   need_bytes(a, n * 4, module, "a");
-  need_bytes(b, n * 4, module, "b");
+  need_bytes(b, b_n * 4, module, "b");
   const std::array<std::uint32_t, 1> spec = {kWg};
-  const Pipeline& p = r.context().pipeline(module, 2, 4, spec);
-  const std::uint32_t push = u32(n, module);
+  const Pipeline& p = r.context().pipeline(module, 2, 8, spec);
+  const std::uint32_t push[2] = {u32(n, module), u32(b_n, module)};
   const auto [gx, gy] = grid((n + kWg - 1) / kWg);
   r.dispatch(p, {&a, &b}, push, gx, gy);
 }
 }  // namespace
 
-void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, "swiglu", g, u, n); }
-void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, "add", y, x, n); }
+void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, "swiglu", g, u, n, n); }
+void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, "add", y, x, n, n); }
+void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n) { elementwise(r, "add", y, b, rows * n, n); }
 
 // Note [Vulkan decode attention]
 // Three dispatches, as the CUDA decode attention: (1) per (chunk of 64 positions, head) the scores and
@@ -168,17 +172,18 @@ void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { eleme
 // sum of its chunks. Splitting over the sequence keeps every workgroup's work bounded (a long context
 // spreads over more workgroups instead of serializing in one per head), and chunks past the position
 // return at once, so one recording serves every position below its bucket.
-AttentionScratch::AttentionScratch(Context& c, std::size_t n_ctx_, std::size_t heads_, std::size_t head_dim_)
+AttentionScratch::AttentionScratch(Context& c, std::size_t n_ctx_, std::size_t heads_, std::size_t head_dim_, std::size_t rows_)
     : n_ctx(n_ctx_),
       heads(heads_),
       head_dim(head_dim_),
       chunks((n_ctx_ + kAttentionChunk - 1) / kAttentionChunk),
-      scores(c, std::max<std::size_t>(heads_ * n_ctx_, 1) * 4),
-      stats(c, std::max<std::size_t>(heads_ * chunks, 1) * 8),
-      parts(c, std::max<std::size_t>(heads_ * chunks * head_dim_, 1) * 4) {}
+      rows(std::max<std::size_t>(rows_, 1)),
+      scores(c, std::max<std::size_t>(rows * heads_ * n_ctx_, 1) * 4),
+      stats(c, std::max<std::size_t>(rows * heads_ * chunks, 1) * 8),
+      parts(c, std::max<std::size_t>(rows * heads_ * chunks * head_dim_, 1) * 4) {}
 
 void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
-                      AttentionScratch& sc, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions) {
+                      AttentionScratch& sc, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions, std::size_t rows) {
   Context& c = r.context();
   const std::size_t heads = sc.heads, hd = sc.head_dim;
   need(heads > 0 && hd > 0 && hd % 2 == 0 && hd <= 256, strcat("vulkan attention: head_dim ", hd, " (even, 2..256)"));
@@ -186,23 +191,24 @@ void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const
        strcat("vulkan attention: ", heads, " heads in groups of ", group, " do not fit KV rows of ", kv_row));
   need(kv_row % 2 == 0, strcat("vulkan attention: KV row of ", kv_row, " values (must be even)"));
   need(positions >= 1 && positions <= sc.n_ctx, strcat("vulkan attention: ", positions, " positions, scratch for ", sc.n_ctx));
-  need_bytes(q, heads * hd * 4, "attention", "q");
+  need(rows >= 1 && rows <= sc.rows, strcat("vulkan attention: ", rows, " query rows, scratch for ", sc.rows));
+  need_bytes(q, rows * heads * hd * 4, "attention", "q");
   need_bytes(k_cache, positions * kv_row * 2, "attention", "k_cache");
   need_bytes(v_cache, positions * kv_row * 2, "attention", "v_cache");
-  need_bytes(att, heads * hd * 4, "attention", "att");
+  need_bytes(att, rows * heads * hd * 4, "attention", "att");
   need_bytes(pos, 4, "attention", "pos");
   const std::size_t launched = (positions + kAttentionChunk - 1) / kAttentionChunk;
   struct {
-    std::uint32_t heads, head_dim, group, kv_row, chunks, launched, n_ctx;
+    std::uint32_t heads, head_dim, group, kv_row, chunks, launched, n_ctx, rows;
     float scale;
   } push{u32(heads, "attention"), u32(hd, "attention"), u32(group, "attention"), u32(kv_row, "attention"),
-         u32(sc.chunks, "attention"), u32(launched, "attention"), u32(sc.n_ctx, "attention"),
+         u32(sc.chunks, "attention"), u32(launched, "attention"), u32(sc.n_ctx, "attention"), u32(rows, "attention"),
          1.0f / std::sqrt(static_cast<float>(hd))};
   const std::array<std::uint32_t, 1> spec = {static_cast<std::uint32_t>(kAttentionChunk)};
-  const auto [gx, gy] = grid(launched * heads);
+  const auto [gx, gy] = grid(launched * heads * rows);
   r.dispatch(c.pipeline("attention_scores", 5, sizeof push, spec), {&q, &k_cache, &pos, &sc.scores, &sc.stats}, push, gx, gy);
   r.dispatch(c.pipeline("attention_values", 5, sizeof push, spec), {&v_cache, &pos, &sc.scores, &sc.stats, &sc.parts}, push, gx, gy);
-  const auto [hx, hy] = grid(heads);
+  const auto [hx, hy] = grid(heads * rows);
   r.dispatch(c.pipeline("attention_combine", 3, sizeof push, spec), {&pos, &sc.parts, &att}, push, hx, hy);
 }
 

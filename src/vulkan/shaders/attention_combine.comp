@@ -1,6 +1,6 @@
 #version 450
 // Decode attention, step 3 of 3: the head's output, the sum of its chunks' shares (already normalized
-// by the global softmax sum). One workgroup per head.
+// by the global softmax sum). One workgroup per (head, row).
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer Pos { int POS[]; };
@@ -8,16 +8,17 @@ layout(std430, binding = 1) readonly buffer Parts { float O[]; };  // [heads][ch
 layout(std430, binding = 2) writeonly buffer Out { float ATT[]; }; // [heads][head_dim]
 layout(push_constant) uniform Push {
   uint heads, head_dim, group, kv_row, chunks, launched, n_ctx;  // chunks: ML/O's stride; launched: the grid's
+  uint rows;  // query rows: row r at position POS[0] + r (a prompt's tokens)
   float scale;
 } pc;
 
 void main() {
-  const uint h = group_index();
-  if (h >= pc.heads) return;
-  const uint used = (uint(POS[0]) + WG) / WG;  // chunks of WG positions covering pos + 1
+  const uint rh = group_index(), row = rh / pc.heads;  // rh = row * heads + head
+  if (row >= pc.rows) return;
+  const uint used = (uint(POS[0]) + row + WG) / WG;  // chunks of WG positions covering the row's pos + 1
   for (uint d = gl_LocalInvocationID.x; d < pc.head_dim; d += WG) {
     float acc = 0.0;
-    for (uint k = 0u; k < used; ++k) acc += O[(h * pc.chunks + k) * pc.head_dim + d];
-    ATT[h * pc.head_dim + d] = acc;
+    for (uint k = 0u; k < used; ++k) acc += O[(rh * pc.chunks + k) * pc.head_dim + d];
+    ATT[rh * pc.head_dim + d] = acc;
   }
 }

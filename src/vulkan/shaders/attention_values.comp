@@ -1,7 +1,7 @@
 #version 450
-// Decode attention, step 2 of 3: for head h and chunk c, the softmax weights p_t = exp(S[h][t] - M) / L
-// (M, L over every chunk's ML), rounded to f16 as the CPU does, times the f16 cached values: the chunk's
-// share of the head's output, O[h][c][d]. One workgroup per (chunk, head).
+// Decode attention, step 2 of 3: for row and head rh and chunk c, the softmax weights p_t = exp(S[rh][t] -
+// M) / L (M, L over every chunk's ML), rounded to f16 as the CPU does, times the f16 cached values: the
+// chunk's share of the head's output, O[rh][c][d]. One workgroup per (chunk, head, row).
 #include "common.glsl"
 
 layout(std430, binding = 0) readonly buffer VC { uint VCache[]; };  // [slots][kv_row] f16, as pairs
@@ -11,6 +11,7 @@ layout(std430, binding = 3) readonly buffer Ml { float ML[]; };
 layout(std430, binding = 4) writeonly buffer Out { float O[]; };    // [heads][chunks][head_dim]
 layout(push_constant) uniform Push {
   uint heads, head_dim, group, kv_row, chunks, launched, n_ctx;  // chunks: ML/O's stride; launched: the grid's
+  uint rows;  // query rows: row r at position POS[0] + r (a prompt's tokens)
   float scale;
 } pc;
 
@@ -23,23 +24,24 @@ float v_at(uint t, uint col) {  // the cached value at slot t, column col of the
 }
 
 void main() {
-  const uint c = group_index() % pc.launched, h = group_index() / pc.launched;
-  const uint n = uint(POS[0]) + 1u, t0 = c * WG;
-  if (h >= pc.heads || t0 >= n) return;  // uniform over the workgroup
+  const uint c = group_index() % pc.launched, rh = group_index() / pc.launched;  // rh = row * heads + head
+  const uint h = rh % pc.heads, row = rh / pc.heads;
+  const uint n = uint(POS[0]) + row + 1u, t0 = c * WG;
+  if (row >= pc.rows || t0 >= n) return;  // uniform over the workgroup
   const uint tid = gl_LocalInvocationID.x, kvh = h / pc.group, used = (n + WG - 1u) / WG;
   float m = -1.0 / 0.0;
-  for (uint k = tid; k < used; k += WG) m = max(m, ML[(h * pc.chunks + k) * 2u]);
+  for (uint k = tid; k < used; k += WG) m = max(m, ML[(rh * pc.chunks + k) * 2u]);
   const float M = wg_max(m);
   float l = 0.0;
-  for (uint k = tid; k < used; k += WG) l += ML[(h * pc.chunks + k) * 2u + 1u] * exp(ML[(h * pc.chunks + k) * 2u] - M);
+  for (uint k = tid; k < used; k += WG) l += ML[(rh * pc.chunks + k) * 2u + 1u] * exp(ML[(rh * pc.chunks + k) * 2u] - M);
   const float L = wg_sum(l);
   const uint t = t0 + tid;
-  p_[tid] = t < n ? round_f16(exp(S[h * pc.n_ctx + t] - M) / L) : 0.0;
+  p_[tid] = t < n ? round_f16(exp(S[rh * pc.n_ctx + t] - M) / L) : 0.0;
   barrier();
   const uint end = min(n - t0, WG);
   for (uint d = tid; d < pc.head_dim; d += WG) {
     float acc = 0.0;
     for (uint j = 0u; j < end; ++j) acc += p_[j] * v_at(t0 + j, kvh * pc.head_dim + d);
-    O[(h * pc.chunks + c) * pc.head_dim + d] = acc;
+    O[(rh * pc.chunks + c) * pc.head_dim + d] = acc;
   }
 }

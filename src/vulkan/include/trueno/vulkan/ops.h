@@ -37,29 +37,38 @@ struct RopeParams {
   const Buffer* freqs = nullptr;
   bool neox = false;
 };
-void rope(Recorder& r, Buffer& v, int heads, const Buffer& pos, const RopeParams& p);
+// rows > 1: rows consecutive positions, row r at pos + r (a prompt's tokens).
+void rope(Recorder& r, Buffer& v, int heads, const Buffer& pos, const RopeParams& p, std::size_t rows = 1);
 
 // k, v (n f32 each) rounded to f16 (round to nearest even) into slot pos (read from the int32 buffer) of
 // the caches k_cache, v_cache (slots x n f16). n must be even.
-void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, Buffer& v_cache, const Buffer& pos, std::size_t n);
+// rows > 1: rows x n values each, row r into slot pos + r.
+void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, Buffer& v_cache, const Buffer& pos, std::size_t n,
+               std::size_t rows = 1);
 
 // g[i] = silu(g[i]) * u[i] (trueno::ops::swiglu, in place).
 void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n);
 // y[i] += x[i] (trueno::ops::add, in place).
 void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n);
+// y[r][i] += b[i] for rows of n values (a bias on every row).
+void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n);
 // Decode attention for one query position (positions 0..pos attended, pos read from the int32 buffer):
 // att[h] = softmax(q_h . K_kvh / sqrt(head_dim)) V_kvh for every head h, kvh = h / group, over the f16
 // caches (slots x kv_row), with q and the softmax weights rounded to f16 as the CPU pass does. Split over
 // the sequence in chunks of kAttentionChunk positions (Note [Vulkan decode attention], ops.cpp);
 // `positions` bounds the chunks dispatched (it must cover pos + 1; a recorded step covers a bucket).
 inline constexpr std::size_t kAttentionChunk = 64;
+// rows > 1: that many query rows at consecutive positions pos + r, each attending causally to positions
+// up to its own (a prompt's tokens, their keys and values already appended); positions must cover the
+// last row's.
 struct AttentionScratch {
-  AttentionScratch(Context& c, std::size_t n_ctx, std::size_t heads, std::size_t head_dim);
-  std::size_t n_ctx, heads, head_dim, chunks;
-  Buffer scores, stats, parts;  // [heads][n_ctx], [heads][chunks][2], [heads][chunks][head_dim]
+  AttentionScratch(Context& c, std::size_t n_ctx, std::size_t heads, std::size_t head_dim, std::size_t rows = 1);
+  std::size_t n_ctx, heads, head_dim, chunks, rows;
+  Buffer scores, stats, parts;  // [rows][heads][n_ctx], [rows][heads][chunks][2], [rows][heads][chunks][head_dim]
 };
 void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
-                      AttentionScratch& scratch, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions);
+                      AttentionScratch& scratch, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions,
+                      std::size_t rows = 1);
 
 // out[i] = argmax of row i of x (count rows of n; uint32; first index on ties, a NaN wins as ops::argmax).
 void argmax(Recorder& r, const Buffer& x, std::size_t count, std::size_t n, Buffer& out);
