@@ -108,19 +108,20 @@ VulkanSequence::VulkanSequence(std::shared_ptr<const VulkanWeights> weights, std
       ctx_(*w_->ctx),
       n_ctx_(checked_ctx(n_ctx)),
       kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim),
-      logits_offset_((std::size_t{c_.n_embd} * 4 + 4 + 255) / 256 * 256),
-      attention_(ctx_, n_ctx, c_.n_head, c_.head_dim) {
+      rows_(std::min(kMaxRows, n_ctx)),
+      logits_offset_((rows_ * c_.n_embd * 4 + 4 + 255) / 256 * 256),
+      attention_(ctx_, n_ctx, c_.n_head, c_.head_dim, rows_) {
   vk::Context& x = ctx_;
-  const std::size_t kv = n_ctx * kv_row_ * sizeof(std::uint16_t);
+  const std::size_t kv = n_ctx * kv_row_ * sizeof(std::uint16_t), R = rows_;
   for (std::size_t l = 0; l < c_.n_layer; ++l) k_cache_.emplace_back(x, kv), v_cache_.emplace_back(x, kv);
   const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim;
-  x_ = vk::Buffer(x, d * 4), xn_ = vk::Buffer(x, d * 4), q_ = vk::Buffer(x, qd * 4), att_ = vk::Buffer(x, qd * 4);
-  k_ = vk::Buffer(x, kv_row_ * 4), v_ = vk::Buffer(x, kv_row_ * 4);
-  gate_ = vk::Buffer(x, std::size_t{c_.n_ff} * 4), up_ = vk::Buffer(x, std::size_t{c_.n_ff} * 4);
-  logits_dev_ = vk::Buffer(x, std::size_t{c_.n_vocab} * 4);
+  x_ = vk::Buffer(x, R * d * 4), xn_ = vk::Buffer(x, R * d * 4), q_ = vk::Buffer(x, R * qd * 4), att_ = vk::Buffer(x, R * qd * 4);
+  k_ = vk::Buffer(x, R * kv_row_ * 4), v_ = vk::Buffer(x, R * kv_row_ * 4), x_last_ = vk::Buffer(x, d * 4);
+  gate_ = vk::Buffer(x, R * c_.n_ff * 4), up_ = vk::Buffer(x, R * c_.n_ff * 4);
+  logits_dev_ = vk::Buffer(x, R * c_.n_vocab * 4);
   pos_dev_ = vk::Buffer(x, 4);
-  if (w_->most_split_rows > 0) part_y_ = vk::Buffer(x, w_->largest_part_rows * 4), split_y_ = vk::Buffer(x, w_->most_split_rows * 4);
-  io_ = vk::Buffer::transfer(x, logits_offset_ + std::size_t{c_.n_vocab} * 4);
+  if (w_->most_split_rows > 0) part_y_ = vk::Buffer(x, R * w_->largest_part_rows * 4), split_y_ = vk::Buffer(x, R * w_->most_split_rows * 4);
+  io_ = vk::Buffer::transfer(x, logits_offset_ + R * c_.n_vocab * 4);
 }
 
 std::size_t VulkanSequence::kv_bytes() const { return 2 * c_.n_layer * n_ctx_ * kv_row_ * sizeof(std::uint16_t); }
@@ -131,24 +132,24 @@ std::size_t VulkanSequence::bucket_for(std::size_t pos) const {
   return std::min(b, n_ctx_);
 }
 
-void VulkanSequence::linear(vk::Recorder& r, const DeviceMatrix& w, const vk::Buffer& x, vk::Buffer& y, bool accumulate) {
+void VulkanSequence::linear(vk::Recorder& r, const DeviceMatrix& w, const vk::Buffer& x, vk::Buffer& y, std::size_t T, bool accumulate) {
   if (w.parts.size() == 1) {
-    vk::gemv(r, w.type, w.parts[0].data, w.rows, w.cols, x, 1, y, accumulate);
+    vk::gemv(r, w.type, w.parts[0].data, w.rows, w.cols, x, T, y, accumulate);
     return;
   }
   vk::Buffer& target = accumulate ? split_y_ : y;  // Note [Split matrices]
   for (const DeviceMatrix::Part& p : w.parts) {
-    vk::gemv(r, w.type, p.data, p.rows, w.cols, x, 1, part_y_);
-    r.copy(part_y_.handle(), target.handle(), p.rows * 4, 0, p.row0 * 4);
+    vk::gemv(r, w.type, p.data, p.rows, w.cols, x, T, part_y_);
+    for (std::size_t t = 0; t < T; ++t) r.copy(part_y_.handle(), target.handle(), p.rows * 4, t * p.rows * 4, (t * w.rows + p.row0) * 4);
   }
-  if (accumulate) vk::add_inplace(r, y, split_y_, w.rows);
+  if (accumulate) vk::add_inplace(r, y, split_y_, T * w.rows);
 }
 
 void VulkanSequence::tap(vk::Recorder& r, int layer, std::string_view tensor, const vk::Buffer& b, std::size_t n) {
   if (!tapping_) return;
   r.submit();
   tapped_.resize(n);
-  b.download(tapped_.data(), n * sizeof(float));
+  b.download(tapped_.data(), n * sizeof(float));  // a tapped step has one row
   if (tensor == "ffn_inp") ffn_inp_ = tapped_;
   if (tensor == "l_out") {  // the down product accumulated into x: ffn_out = l_out - ffn_inp
     std::vector<float> out(n);
@@ -168,77 +169,89 @@ void VulkanSequence::concurrent(vk::Recorder& r, F&& f) {
   r.end_concurrent();
 }
 
-void VulkanSequence::record(vk::Recorder& r, bool logits, std::size_t bucket) {
-  const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim;
+void VulkanSequence::record(vk::Recorder& r, std::size_t T, Logits logits, std::size_t bucket) {
+  const std::size_t d = c_.n_embd, qd = std::size_t{c_.n_head} * c_.head_dim, V = c_.n_vocab;
   const vk::Buffer* freqs = w_->rope_freqs.handle() != VK_NULL_HANDLE ? &w_->rope_freqs : nullptr;
   const vk::RopeParams rope{static_cast<int>(c_.head_dim), static_cast<int>(c_.rope_dim), w_->theta_scale, freqs, c_.rope_neox};
-  r.copy(io_.handle(), x_.handle(), d * 4);
-  r.copy(io_.handle(), pos_dev_.handle(), 4, d * 4, 0);
+  r.copy(io_.handle(), x_.handle(), T * d * 4);
+  r.copy(io_.handle(), pos_dev_.handle(), 4, rows_ * d * 4, 0);
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = w_->layers[l];
     const int li = static_cast<int>(l);
-    vk::rmsnorm(r, x_, w.attn_norm, c_.rms_eps, xn_, 1, d);
+    vk::rmsnorm(r, x_, w.attn_norm, c_.rms_eps, xn_, T, d);
     tap(r, li, "attn_norm", xn_, d);
-    concurrent(r, [&] { linear(r, w.wq, xn_, q_), linear(r, w.wk, xn_, k_), linear(r, w.wv, xn_, v_); });
+    concurrent(r, [&] { linear(r, w.wq, xn_, q_, T), linear(r, w.wk, xn_, k_, T), linear(r, w.wv, xn_, v_, T); });
     concurrent(r, [&] {
-      if (w.bq.bytes() != 0) vk::add_inplace(r, q_, w.bq, w.bq.bytes() / 4);
-      if (w.bk.bytes() != 0) vk::add_inplace(r, k_, w.bk, w.bk.bytes() / 4);
-      if (w.bv.bytes() != 0) vk::add_inplace(r, v_, w.bv, w.bv.bytes() / 4);
+      if (w.bq.bytes() != 0) vk::add_bias(r, q_, w.bq, T, w.bq.bytes() / 4);
+      if (w.bk.bytes() != 0) vk::add_bias(r, k_, w.bk, T, w.bk.bytes() / 4);
+      if (w.bv.bytes() != 0) vk::add_bias(r, v_, w.bv, T, w.bv.bytes() / 4);
     });
     tap(r, li, "q", q_, qd), tap(r, li, "k", k_, kv_row_), tap(r, li, "v", v_, kv_row_);
     concurrent(r, [&] {
-      vk::rope(r, q_, static_cast<int>(c_.n_head), pos_dev_, rope);
-      vk::rope(r, k_, static_cast<int>(c_.n_head_kv), pos_dev_, rope);
+      vk::rope(r, q_, static_cast<int>(c_.n_head), pos_dev_, rope, T);
+      vk::rope(r, k_, static_cast<int>(c_.n_head_kv), pos_dev_, rope, T);
     });
     tap(r, li, "q_rope", q_, qd), tap(r, li, "k_rope", k_, kv_row_);
-    vk::kv_append(r, k_, v_, k_cache_[l], v_cache_[l], pos_dev_, kv_row_);
-    vk::attention_decode(r, q_, k_cache_[l], v_cache_[l], pos_dev_, attention_, att_, c_.n_head / c_.n_head_kv, kv_row_, bucket);
+    vk::kv_append(r, k_, v_, k_cache_[l], v_cache_[l], pos_dev_, kv_row_, T);
+    vk::attention_decode(r, q_, k_cache_[l], v_cache_[l], pos_dev_, attention_, att_, c_.n_head / c_.n_head_kv, kv_row_, bucket, T);
     tap(r, li, "attn_out", att_, qd);
-    linear(r, w.wo, att_, x_, /*accumulate=*/true);  // the residual: x += Wo att
+    linear(r, w.wo, att_, x_, T, /*accumulate=*/true);  // the residual: x += Wo att
     tap(r, li, "ffn_inp", x_, d);
-    vk::rmsnorm(r, x_, w.ffn_norm, c_.rms_eps, xn_, 1, d);
+    vk::rmsnorm(r, x_, w.ffn_norm, c_.rms_eps, xn_, T, d);
     tap(r, li, "ffn_norm", xn_, d);
-    concurrent(r, [&] { linear(r, w.gate, xn_, gate_), linear(r, w.up, xn_, up_); });
-    vk::swiglu(r, gate_, up_, c_.n_ff);
+    concurrent(r, [&] { linear(r, w.gate, xn_, gate_, T), linear(r, w.up, xn_, up_, T); });
+    vk::swiglu(r, gate_, up_, T * c_.n_ff);
     tap(r, li, "ffn_act", gate_, c_.n_ff);
-    linear(r, w.down, gate_, x_, /*accumulate=*/true);
+    linear(r, w.down, gate_, x_, T, /*accumulate=*/true);
     tap(r, li, "l_out", x_, d);
   }
-  if (logits) {
-    vk::rmsnorm(r, x_, w_->output_norm, c_.rms_eps, xn_, 1, d);
-    tap(r, kNoLayer, "output_norm", xn_, d);
-    linear(r, w_->output, xn_, logits_dev_);
-    tap(r, kNoLayer, "logits", logits_dev_, c_.n_vocab);
-    r.copy(logits_dev_.handle(), io_.handle(), std::size_t{c_.n_vocab} * 4, 0, logits_offset_);
+  if (logits == Logits::None) return;
+  const std::size_t n = logits == Logits::All ? T : 1;
+  const vk::Buffer* h = &x_;
+  if (logits == Logits::Last && T > 1) {  // only the last row's
+    r.copy(x_.handle(), x_last_.handle(), d * 4, (T - 1) * d * 4, 0);
+    h = &x_last_;
   }
+  vk::rmsnorm(r, *h, w_->output_norm, c_.rms_eps, xn_, n, d);
+  tap(r, kNoLayer, "output_norm", xn_, d);
+  linear(r, w_->output, xn_, logits_dev_, n);
+  tap(r, kNoLayer, "logits", logits_dev_, V);
+  r.copy(logits_dev_.handle(), io_.handle(), n * V * 4, 0, logits_offset_);
 }
 
-void VulkanSequence::step(std::int32_t token, float* logits_out) {
+// Note [Vulkan decode recording]: one recording per (rows, logits, bucket), replayed.
+void VulkanSequence::run_rows(std::span<const std::int32_t> tokens, Logits logits, float* logits_out) {
+  const std::size_t T = tokens.size(), d = c_.n_embd, V = c_.n_vocab;
   const Matrix& e = m_.token_embd;
-  const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols), d = c_.n_embd;
-  auto* row = static_cast<float*>(io_.data());
-  trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(token) * rb, rb), e.cols), std::span(row, d));
+  const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols);
+  auto* rows = static_cast<float*>(io_.data());
+  for (std::size_t t = 0; t < T; ++t)
+    trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(tokens[t]) * rb, rb), e.cols),
+                       std::span(rows + t * d, d));
   const int pos = static_cast<int>(pos_);
-  std::memcpy(row + d, &pos, sizeof pos);
-  const bool want = logits_out != nullptr;
+  std::memcpy(rows + rows_ * d, &pos, sizeof pos);
+  const std::size_t bucket = bucket_for(pos_ + T - 1);
   if (tapping_) {
-    recorder_->record(kNoLayer, "token_embd", std::span<const float>(row, d));
+    recorder_->record(kNoLayer, "token_embd", std::span<const float>(rows, d));
     vk::Recorder r(ctx_);
-    record(r, want, bucket_for(pos_));
+    record(r, T, logits, bucket);
     r.submit();
   } else {
-    std::unique_ptr<vk::Recorder>& r = steps_[{want, bucket_for(pos_)}];
+    std::unique_ptr<vk::Recorder>& r = steps_[{T, static_cast<int>(logits), bucket}];
     if (!r) {
       r = std::make_unique<vk::Recorder>(ctx_);
-      record(*r, want, bucket_for(pos_));
+      record(*r, T, logits, bucket);
       r->seal();
     }
     r->replay();
   }
-  if (want) std::memcpy(logits_out, static_cast<const char*>(io_.data()) + logits_offset_, std::size_t{c_.n_vocab} * 4);
-  ++pos_;
+  if (logits != Logits::None)
+    std::memcpy(logits_out, static_cast<const char*>(io_.data()) + logits_offset_, (logits == Logits::All ? T : 1) * V * 4);
+  pos_ += T;
 }
 
+// A prompt goes through in chunks of up to rows_ tokens (the GEMV's activation rows share its weight
+// reads); the recorder's tap step runs the last token alone.
 void VulkanSequence::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   const std::size_t T = tokens.size(), V = c_.n_vocab;
   if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
@@ -248,15 +261,19 @@ void VulkanSequence::forward(std::span<const std::int32_t> tokens, bool all_logi
     if (id < 0 || static_cast<std::uint32_t>(id) >= c_.n_vocab)
       throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
   logits_.resize((all_logits ? T : 1) * V);
-  for (std::size_t t = 0; t < T; ++t) {
-    float* out = all_logits ? logits_.data() + t * V : (t + 1 == T ? logits_.data() : nullptr);
-    tapping_ = recorder_ != nullptr && t + 1 == T;  // Note [Intermediates]: the last token, eagerly
+  for (std::size_t t = 0; t < T;) {
+    std::size_t n = std::min(rows_, T - t);
+    if (recorder_ != nullptr && t + n == T && n > 1) --n;  // Note [Intermediates]: the last token alone, eagerly
+    const bool last = t + n == T;
+    tapping_ = recorder_ != nullptr && last;
+    const Logits mode = all_logits ? Logits::All : last ? Logits::Last : Logits::None;
     try {
-      step(tokens[t], out);
+      run_rows(tokens.subspan(t, n), mode, all_logits ? logits_.data() + t * V : logits_.data());
     } catch (...) {
       tapping_ = false;
       throw;
     }
+    t += n;
   }
   tapping_ = false;
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "realizar/model.h"
@@ -70,26 +71,29 @@ class VulkanSequence final : public Sequence {
   const Model& m_;
   const Config& c_;
   vk::Context& ctx_;
-  std::size_t n_ctx_, pos_ = 0, kv_row_, logits_offset_;
+  static constexpr std::size_t kMaxRows = vk::kMaxGemvRows;  // tokens per prompt chunk
+  enum class Logits { None, Last, All };
+  std::size_t n_ctx_, pos_ = 0, kv_row_, rows_, logits_offset_;
   std::vector<vk::Buffer> k_cache_, v_cache_;  // per layer: [n_ctx][kv_row] f16
-  vk::Buffer x_, xn_, q_, k_, v_, att_, gate_, up_, logits_dev_, pos_dev_, part_y_, split_y_;
-  vk::Buffer io_;  // host-visible: the embedding row and the position in, the logits out
+  vk::Buffer x_, xn_, q_, k_, v_, att_, gate_, up_, logits_dev_, pos_dev_, part_y_, split_y_, x_last_;  // [rows_][.]
+  vk::Buffer io_;  // host-visible: the embedding rows and the position in, the logits out
   vk::AttentionScratch attention_;
   std::vector<float> logits_;
-  // Note [Vulkan decode recording]: (logits, position bucket) -> the recorded step.
-  std::map<std::pair<bool, std::size_t>, std::unique_ptr<vk::Recorder>> steps_;
+  // Note [Vulkan decode recording]: (rows, logits, position bucket) -> the recorded step.
+  std::map<std::tuple<std::size_t, int, std::size_t>, std::unique_ptr<vk::Recorder>> steps_;
   Recorder* recorder_ = nullptr;
   bool tapping_ = false;  // this step runs eagerly and taps its buffers (Note [Intermediates])
   std::vector<float> tapped_, ffn_inp_;
 
   std::size_t bucket_for(std::size_t pos) const;
-  // y (+)= W x through the matrix's parts.
-  void linear(vk::Recorder& r, const DeviceMatrix& w, const vk::Buffer& x, vk::Buffer& y, bool accumulate = false);
-  void record(vk::Recorder& r, bool logits, std::size_t bucket);
+  // y (+)= W x for T activation rows, through the matrix's parts.
+  void linear(vk::Recorder& r, const DeviceMatrix& w, const vk::Buffer& x, vk::Buffer& y, std::size_t T, bool accumulate = false);
+  void record(vk::Recorder& r, std::size_t T, Logits logits, std::size_t bucket);
   template <class F>
   void concurrent(vk::Recorder& r, F&& f);
   void tap(vk::Recorder& r, int layer, std::string_view tensor, const vk::Buffer& b, std::size_t n);
-  void step(std::int32_t token, float* logits_out);
+  // tokens (at most rows_) at positions pos_.., logits into logits_out as `logits` says.
+  void run_rows(std::span<const std::int32_t> tokens, Logits logits, float* logits_out);
 };
 
 // Steps each sequence in turn (the products are not yet shared across sequences on Vulkan).
