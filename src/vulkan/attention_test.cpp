@@ -98,6 +98,15 @@ TEST(VulkanGpu, PromptRowsMatchTheCpu) {
     attention_decode(rec, dq, dk, dv, dpos, scratch, att, group, kv_row, std::min(n_ctx, (pos + rows + 63) / 64 * 64), rows);
     rec.submit();
     const auto got = from_device(att, q.size());
+    // The same rows in two pieces through the scratch (row0: rows 0-2, then 3-4) give the same output.
+    Recorder pieces(c);
+    pieces.fill(att, 0x7fc00000u);
+    const std::size_t positions = std::min(n_ctx, (pos + rows + 63) / 64 * 64);
+    attention_decode(pieces, dq, dk, dv, dpos, scratch, att, group, kv_row, positions, 3, 0);
+    attention_decode(pieces, dq, dk, dv, dpos, scratch, att, group, kv_row, positions, 2, 3);
+    pieces.submit();
+    const auto in_pieces = from_device(att, q.size());
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(in_pieces[i], got[i]) << "value " << i << " from pos " << pos;
     for (std::size_t r = 0; r < rows; ++r) {
       const std::vector<float> qr(q.begin() + r * heads * hd, q.begin() + (r + 1) * heads * hd);
       expect_contract("attention_scores", std::vector<float>(got.begin() + r * heads * hd, got.begin() + (r + 1) * heads * hd),

@@ -95,6 +95,31 @@ bool gemv_by_subgroup(const Context& c, QuantType type, std::size_t cols) {
   return type == QuantType::Q4_K || type == QuantType::Q6_K || type == QuantType::Q8_0 || (type == QuantType::F16 && cols % 8 == 0);
 }
 
+// Note [Vulkan prefill GEMM]
+// A prompt of T tokens multiplies every matrix by T activation rows. gemv takes at most kMaxGemvRows of
+// them per weight read and is bound by its dequantization arithmetic, so longer prompts use a tiled GEMM:
+// a workgroup dequantizes a 64-row x 32-column weight tile into shared memory once and multiplies it by
+// 64 tokens' activations (gemm.comp, f32, every device).
+bool gemm_supports(QuantType type, std::size_t cols) { return gemv_supports(type) && cols % 32 == 0; }
+
+void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::size_t cols, const Buffer& x, std::size_t T, Buffer& y,
+          bool accumulate) {
+  Context& c = r.context();
+  need(gemm_supports(type, cols), strcat("vulkan gemm: ", quant_info(type).name, " weights of ", cols, " columns (a supported type, columns a multiple of 32)"));
+  need(rows > 0 && T > 0, "vulkan gemm: empty product");
+  const std::size_t row_bytes = quant_row_bytes(type, cols);
+  need_bytes(w, rows * row_bytes, "gemm", "W");
+  need_bytes(x, T * cols * 4, "gemm", "x");
+  need_bytes(y, T * rows * 4, "gemm", "y");
+  struct {
+    std::uint32_t rows, cols, row_bytes, accumulate, T;
+  } push{u32(rows, "gemm"), u32(cols, "gemm"), u32(row_bytes, "gemm"), accumulate ? 1u : 0u, u32(T, "gemm")};
+  const std::array<std::uint32_t, 2> spec = {256, static_cast<std::uint32_t>(type)};
+  need((rows + 63) / 64 <= 65535 && (T + 63) / 64 <= 65535, strcat("vulkan gemm: ", rows, " x ", T, " is too large a grid"));
+  r.dispatch(c.pipeline("gemm", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push, static_cast<std::uint32_t>((rows + 63) / 64),
+             static_cast<std::uint32_t>((T + 63) / 64));
+}
+
 void rmsnorm(Recorder& r, const Buffer& x, const Buffer& weight, float eps, Buffer& out, std::size_t count, std::size_t n) {
   Context& c = r.context();
   need(count > 0 && n > 0, "vulkan rmsnorm: empty");
@@ -183,7 +208,8 @@ AttentionScratch::AttentionScratch(Context& c, std::size_t n_ctx_, std::size_t h
       parts(c, std::max<std::size_t>(rows * heads_ * chunks * head_dim_, 1) * 4) {}
 
 void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
-                      AttentionScratch& sc, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions, std::size_t rows) {
+                      AttentionScratch& sc, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions, std::size_t rows,
+                      std::size_t row0) {
   Context& c = r.context();
   const std::size_t heads = sc.heads, hd = sc.head_dim;
   need(heads > 0 && hd > 0 && hd % 2 == 0 && hd <= 256, strcat("vulkan attention: head_dim ", hd, " (even, 2..256)"));
@@ -192,18 +218,18 @@ void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const
   need(kv_row % 2 == 0, strcat("vulkan attention: KV row of ", kv_row, " values (must be even)"));
   need(positions >= 1 && positions <= sc.n_ctx, strcat("vulkan attention: ", positions, " positions, scratch for ", sc.n_ctx));
   need(rows >= 1 && rows <= sc.rows, strcat("vulkan attention: ", rows, " query rows, scratch for ", sc.rows));
-  need_bytes(q, rows * heads * hd * 4, "attention", "q");
+  need_bytes(q, (row0 + rows) * heads * hd * 4, "attention", "q");
   need_bytes(k_cache, positions * kv_row * 2, "attention", "k_cache");
   need_bytes(v_cache, positions * kv_row * 2, "attention", "v_cache");
-  need_bytes(att, rows * heads * hd * 4, "attention", "att");
+  need_bytes(att, (row0 + rows) * heads * hd * 4, "attention", "att");
   need_bytes(pos, 4, "attention", "pos");
   const std::size_t launched = (positions + kAttentionChunk - 1) / kAttentionChunk;
   struct {
-    std::uint32_t heads, head_dim, group, kv_row, chunks, launched, n_ctx, rows;
+    std::uint32_t heads, head_dim, group, kv_row, chunks, launched, n_ctx, rows, row0;
     float scale;
   } push{u32(heads, "attention"), u32(hd, "attention"), u32(group, "attention"), u32(kv_row, "attention"),
          u32(sc.chunks, "attention"), u32(launched, "attention"), u32(sc.n_ctx, "attention"), u32(rows, "attention"),
-         1.0f / std::sqrt(static_cast<float>(hd))};
+         u32(row0, "attention"), 1.0f / std::sqrt(static_cast<float>(hd))};
   const std::array<std::uint32_t, 1> spec = {static_cast<std::uint32_t>(kAttentionChunk)};
   const auto [gx, gy] = grid(launched * heads * rows);
   r.dispatch(c.pipeline("attention_scores", 5, sizeof push, spec), {&q, &k_cache, &pos, &sc.scores, &sc.stats}, push, gx, gy);

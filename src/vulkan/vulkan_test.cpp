@@ -111,12 +111,6 @@ TEST(Vulkan, CacheDirFollowsTheEnvironment) {
 
 // ---- on a device ----
 
-std::vector<std::byte> quantized(QuantType type, const std::vector<float>& wf, std::size_t rows, std::size_t cols) {
-  const std::size_t rb = quant_row_bytes(type, cols);
-  std::vector<std::byte> w(rows * rb);
-  for (std::size_t r = 0; r < rows; ++r) quantize(type, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));
-  return w;
-}
 
 TEST(VulkanGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_VULKAN_DEVICE();

@@ -14,6 +14,7 @@
 
 #include "contract/contract_spec.h"
 #include "support/gpu_contract.h"
+#include "trueno/quant.h"
 #include "trueno/vulkan/context.h"
 
 namespace trueno::vulkan::testing {
@@ -67,6 +68,14 @@ inline std::vector<T> from_device(const Buffer& b, std::size_t n) {
   std::vector<T> v(n);
   b.download(v.data(), n * sizeof(T));
   return v;
+}
+
+// rows x cols weights wf in the GGUF layout of `type`.
+inline std::vector<std::byte> quantized(QuantType type, const std::vector<float>& wf, std::size_t rows, std::size_t cols) {
+  const std::size_t rb = quant_row_bytes(type, cols);
+  std::vector<std::byte> w(rows * rb);
+  for (std::size_t r = 0; r < rows; ++r) quantize(type, std::span(wf).subspan(r * cols, cols), std::span(w).subspan(r * rb, rb));
+  return w;
 }
 
 }  // namespace trueno::vulkan::testing

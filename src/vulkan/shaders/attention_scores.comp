@@ -13,7 +13,8 @@ layout(std430, binding = 3) writeonly buffer Sc { float S[]; };     // [heads][n
 layout(std430, binding = 4) writeonly buffer Ml { float ML[]; };    // [heads][chunks][2]
 layout(push_constant) uniform Push {
   uint heads, head_dim, group, kv_row, chunks, launched, n_ctx;  // chunks: ML/O's stride; launched: the grid's
-  uint rows;  // query rows: row r at position POS[0] + r (a prompt's tokens)
+  uint rows;  // query rows: row r at position POS[0] + row0 + r (a prompt's tokens)
+  uint row0;  // the first row's index in Q and ATT (the scratch holds rows from 0)
   float scale;
 } pc;
 
@@ -22,10 +23,10 @@ shared float q_[256];  // head_dim <= 256
 void main() {
   const uint c = group_index() % pc.launched, rh = group_index() / pc.launched;  // rh = row * heads + head
   const uint h = rh % pc.heads, row = rh / pc.heads;
-  const uint n = uint(POS[0]) + row + 1u, t0 = c * WG;
+  const uint n = uint(POS[0]) + pc.row0 + row + 1u, t0 = c * WG;
   if (row >= pc.rows || t0 >= n) return;  // uniform over the workgroup
   const uint tid = gl_LocalInvocationID.x, t = t0 + tid, kvh = h / pc.group;
-  for (uint d = tid; d < pc.head_dim; d += WG) q_[d] = round_f16(Qv[rh * pc.head_dim + d]);
+  for (uint d = tid; d < pc.head_dim; d += WG) q_[d] = round_f16(Qv[(pc.row0 * pc.heads + rh) * pc.head_dim + d]);
   barrier();
   float s = -1.0 / 0.0;
   if (t < n) {

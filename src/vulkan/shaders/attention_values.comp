@@ -11,7 +11,8 @@ layout(std430, binding = 3) readonly buffer Ml { float ML[]; };
 layout(std430, binding = 4) writeonly buffer Out { float O[]; };    // [heads][chunks][head_dim]
 layout(push_constant) uniform Push {
   uint heads, head_dim, group, kv_row, chunks, launched, n_ctx;  // chunks: ML/O's stride; launched: the grid's
-  uint rows;  // query rows: row r at position POS[0] + r (a prompt's tokens)
+  uint rows;  // query rows: row r at position POS[0] + row0 + r (a prompt's tokens)
+  uint row0;  // the first row's index in Q and ATT (the scratch holds rows from 0)
   float scale;
 } pc;
 
@@ -26,7 +27,7 @@ float v_at(uint t, uint col) {  // the cached value at slot t, column col of the
 void main() {
   const uint c = group_index() % pc.launched, rh = group_index() / pc.launched;  // rh = row * heads + head
   const uint h = rh % pc.heads, row = rh / pc.heads;
-  const uint n = uint(POS[0]) + row + 1u, t0 = c * WG;
+  const uint n = uint(POS[0]) + pc.row0 + row + 1u, t0 = c * WG;
   if (row >= pc.rows || t0 >= n) return;  // uniform over the workgroup
   const uint tid = gl_LocalInvocationID.x, kvh = h / pc.group, used = (n + WG - 1u) / WG;
   float m = -1.0 / 0.0;

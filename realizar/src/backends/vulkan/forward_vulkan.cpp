@@ -84,6 +84,10 @@ VulkanWeights::VulkanWeights(const Model& m, const trueno::Device& device) : m_(
   for (const DeviceLayer& l : layers)
     for (const DeviceMatrix* d : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) note(*d);
   note(output);
+  const auto gemm_ok = [&](const DeviceMatrix& d) { return vk::gemm_supports(d.type, d.cols); };
+  for (const DeviceLayer& l : layers)
+    for (const DeviceMatrix* d : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) this->gemm_ok = this->gemm_ok && gemm_ok(*d);
+  this->gemm_ok = this->gemm_ok && gemm_ok(output);
 }
 
 std::unique_ptr<Sequence> VulkanWeights::new_sequence(std::size_t n_ctx) const {
@@ -108,9 +112,9 @@ VulkanSequence::VulkanSequence(std::shared_ptr<const VulkanWeights> weights, std
       ctx_(*w_->ctx),
       n_ctx_(checked_ctx(n_ctx)),
       kv_row_(std::size_t{c_.n_head_kv} * c_.head_dim),
-      rows_(std::min(kMaxRows, n_ctx)),
+      rows_(std::min(w_->gemm_ok ? kMaxPrefillRows : vk::kMaxGemvRows, n_ctx)),
       logits_offset_((rows_ * c_.n_embd * 4 + 4 + 255) / 256 * 256),
-      attention_(ctx_, n_ctx, c_.n_head, c_.head_dim, rows_) {
+      attention_(ctx_, n_ctx, c_.n_head, c_.head_dim, std::min(kAttentionRows, rows_)) {
   vk::Context& x = ctx_;
   const std::size_t kv = n_ctx * kv_row_ * sizeof(std::uint16_t), R = rows_;
   for (std::size_t l = 0; l < c_.n_layer; ++l) k_cache_.emplace_back(x, kv), v_cache_.emplace_back(x, kv);
@@ -133,13 +137,19 @@ std::size_t VulkanSequence::bucket_for(std::size_t pos) const {
 }
 
 void VulkanSequence::linear(vk::Recorder& r, const DeviceMatrix& w, const vk::Buffer& x, vk::Buffer& y, std::size_t T, bool accumulate) {
+  const auto product = [&](const vk::Buffer& data, std::size_t rows, vk::Buffer& out, bool acc) {
+    if (T > vk::kMaxGemvRows)  // Note [Vulkan prefill GEMM]
+      vk::gemm(r, w.type, data, rows, w.cols, x, T, out, acc);
+    else
+      vk::gemv(r, w.type, data, rows, w.cols, x, T, out, acc);
+  };
   if (w.parts.size() == 1) {
-    vk::gemv(r, w.type, w.parts[0].data, w.rows, w.cols, x, T, y, accumulate);
+    product(w.parts[0].data, w.rows, y, accumulate);
     return;
   }
   vk::Buffer& target = accumulate ? split_y_ : y;  // Note [Split matrices]
   for (const DeviceMatrix::Part& p : w.parts) {
-    vk::gemv(r, w.type, p.data, p.rows, w.cols, x, T, part_y_);
+    product(p.data, p.rows, part_y_, false);
     for (std::size_t t = 0; t < T; ++t) r.copy(part_y_.handle(), target.handle(), p.rows * 4, t * p.rows * 4, (t * w.rows + p.row0) * 4);
   }
   if (accumulate) vk::add_inplace(r, y, split_y_, T * w.rows);
@@ -193,7 +203,9 @@ void VulkanSequence::record(vk::Recorder& r, std::size_t T, Logits logits, std::
     });
     tap(r, li, "q_rope", q_, qd), tap(r, li, "k_rope", k_, kv_row_);
     vk::kv_append(r, k_, v_, k_cache_[l], v_cache_[l], pos_dev_, kv_row_, T);
-    vk::attention_decode(r, q_, k_cache_[l], v_cache_[l], pos_dev_, attention_, att_, c_.n_head / c_.n_head_kv, kv_row_, bucket, T);
+    for (std::size_t r0 = 0; r0 < T; r0 += attention_.rows)  // a long prompt's rows through the scratch in turn
+      vk::attention_decode(r, q_, k_cache_[l], v_cache_[l], pos_dev_, attention_, att_, c_.n_head / c_.n_head_kv, kv_row_, bucket,
+                           std::min(attention_.rows, T - r0), r0);
     tap(r, li, "attn_out", att_, qd);
     linear(r, w.wo, att_, x_, T, /*accumulate=*/true);  // the residual: x += Wo att
     tap(r, li, "ffn_inp", x_, d);
@@ -236,6 +248,10 @@ void VulkanSequence::run_rows(std::span<const std::int32_t> tokens, Logits logit
     vk::Recorder r(ctx_);
     record(r, T, logits, bucket);
     r.submit();
+  } else if (T > vk::kMaxGemvRows) {  // a long prompt's chunk: recorded for this call only
+    vk::Recorder r(ctx_);
+    record(r, T, logits, bucket);
+    r.submit();
   } else {
     std::unique_ptr<vk::Recorder>& r = steps_[{T, static_cast<int>(logits), bucket}];
     if (!r) {
@@ -250,8 +266,8 @@ void VulkanSequence::run_rows(std::span<const std::int32_t> tokens, Logits logit
   pos_ += T;
 }
 
-// A prompt goes through in chunks of up to rows_ tokens (the GEMV's activation rows share its weight
-// reads); the recorder's tap step runs the last token alone.
+// A prompt goes through in chunks of up to rows_ tokens (GEMM products, or GEMV ones of up to 8 rows that
+// share each weight read); the recorder's tap step runs the last token alone.
 void VulkanSequence::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   const std::size_t T = tokens.size(), V = c_.n_vocab;
   if (T == 0) throw trueno::InvalidArgument("forward: no tokens");

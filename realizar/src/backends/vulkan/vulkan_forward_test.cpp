@@ -39,8 +39,10 @@ std::vector<float> logits_of(const Model& m, const std::vector<std::int32_t>& id
   return all;
 }
 
-// A prompt's chunks multiply up to 8 activation rows per weight read; each row's sums run in the same
-// order as alone, so the logits agree to f32 rounding of the attention's row split (measured: equal).
+// A prompt's chunk goes through the tiled GEMM (29 tokens; Note [Vulkan prefill GEMM]) or, where a
+// matrix's width is not a multiple of 32 (stories260K's FFN of 172), through GEMVs of up to 8 rows whose
+// sums run in the same order as alone (measured: equal). The GEMM sums in another order: measured max
+// |d| 2.7e-4 on logits of magnitude ~10 (tiny2-qwen2), 2.9e-5 (tiny-llama).
 TEST(VulkanGpuForward, PromptChunksAgreeWithTokenByToken) {
   std::string why;
   if (!test::vulkan_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no Vulkan device: " << why;
@@ -50,8 +52,8 @@ TEST(VulkanGpuForward, PromptChunksAgreeWithTokenByToken) {
     const auto chunked = logits_of(l.model, l.ids, true), alone = logits_of(l.model, l.ids, false);
     const test::RowStats st = test::compare_rows(chunked.data(), alone.data(), l.ids.size(), V);
     std::printf("%s: 29 tokens in chunks vs alone: min cosine %.9f, max |d| %.2e, argmax %zu/29\n", name, st.min_cos, st.max_abs, st.agree);
-    EXPECT_GE(st.min_cos, 0.999999) << name;
-    EXPECT_LE(st.max_abs, 1e-4) << name;
+    EXPECT_GE(st.min_cos, 0.99999) << name;
+    EXPECT_LE(st.max_abs, 2e-3) << name;
     EXPECT_EQ(st.agree, l.ids.size()) << name;
   }
 }
@@ -62,8 +64,9 @@ TEST(VulkanGpuForward, PromptChunksAgreeWithTokenByToken) {
 TEST(VulkanGpuForward, MatricesSplitByRowsGiveTheSameLogits) {
   std::string why;
   if (!test::vulkan_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no Vulkan device: " << why;
-  // stories260K: output 128 KiB, gate/up/down 44 KiB; tiny-llama: 36-161 KiB; activations <= 24 KiB.
-  for (const auto& [name, limit] : {std::pair{"stories260K.gguf", "16384"}, std::pair{"tiny-llama-q4_k_m.gguf", "32768"}}) {
+  // stories260K: output 128 KiB, gate/up/down 44 KiB, activations <= 16 KiB; tiny-llama: gate/up 108 KiB,
+  // down 158 KiB, output 105 KiB, activations (29 rows) <= 87 KiB.
+  for (const auto& [name, limit] : {std::pair{"stories260K.gguf", "16384"}, std::pair{"tiny-llama-q4_k_m.gguf", "98304"}}) {
     const Loaded l(name);
     const std::size_t V = l.model.config().n_vocab;
     const auto whole = logits_of(l.model, l.ids, true);

@@ -51,6 +51,7 @@ class VulkanWeights final : public DeviceWeights, public std::enable_shared_from
   float theta_scale = 0.0f;
   std::size_t most_split_rows = 0;  // the most rows of a split matrix (0: none is split)
   std::size_t largest_part_rows = 0;
+  bool gemm_ok = true;  // every matrix can go through vk::gemm (prompts in long chunks)
 };
 
 class VulkanSequence final : public Sequence {
@@ -71,7 +72,8 @@ class VulkanSequence final : public Sequence {
   const Model& m_;
   const Config& c_;
   vk::Context& ctx_;
-  static constexpr std::size_t kMaxRows = vk::kMaxGemvRows;  // tokens per prompt chunk
+  static constexpr std::size_t kMaxPrefillRows = 512;  // tokens per prompt chunk (GEMM products)
+  static constexpr std::size_t kAttentionRows = 8;     // query rows per attention dispatch (its scratch)
   enum class Logits { None, Last, All };
   std::size_t n_ctx_, pos_ = 0, kv_row_, rows_, logits_offset_;
   std::vector<vk::Buffer> k_cache_, v_cache_;  // per layer: [n_ctx][kv_row] f16

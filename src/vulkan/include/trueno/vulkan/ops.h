@@ -26,6 +26,12 @@ void gemv(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
           Buffer& y, bool accumulate = false);
 
 // out[r] = rmsnorm(x[r]) * weight for `count` rows of n (trueno::ops::rmsnorm).
+// Y[t][rows] (+)= W x[t] for T activation rows (a prompt), any T: a tiled GEMM (Note [Vulkan prefill
+// GEMM], ops.cpp). Weight types as gemv; cols a multiple of 32 (gemm_supports).
+bool gemm_supports(QuantType type, std::size_t cols);
+void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::size_t cols, const Buffer& x, std::size_t T, Buffer& y,
+          bool accumulate = false);
+
 void rmsnorm(Recorder& r, const Buffer& x, const Buffer& weight, float eps, Buffer& out, std::size_t count, std::size_t n);
 
 // RoPE in place on `heads` heads of head_dim values at the position read from pos (an int32 buffer):
@@ -60,7 +66,8 @@ void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::si
 inline constexpr std::size_t kAttentionChunk = 64;
 // rows > 1: that many query rows at consecutive positions pos + r, each attending causally to positions
 // up to its own (a prompt's tokens, their keys and values already appended); positions must cover the
-// last row's.
+// last row's. row0: the rows are q's and att's rows row0.. (at positions pos + row0 + r): a long prompt's
+// rows go through a scratch of a few rows in turn.
 struct AttentionScratch {
   AttentionScratch(Context& c, std::size_t n_ctx, std::size_t heads, std::size_t head_dim, std::size_t rows = 1);
   std::size_t n_ctx, heads, head_dim, chunks, rows;
@@ -68,7 +75,7 @@ struct AttentionScratch {
 };
 void attention_decode(Recorder& r, const Buffer& q, const Buffer& k_cache, const Buffer& v_cache, const Buffer& pos,
                       AttentionScratch& scratch, Buffer& att, std::size_t group, std::size_t kv_row, std::size_t positions,
-                      std::size_t rows = 1);
+                      std::size_t rows = 1, std::size_t row0 = 0);
 
 // out[i] = argmax of row i of x (count rows of n; uint32; first index on ties, a NaN wins as ops::argmax).
 void argmax(Recorder& r, const Buffer& x, std::size_t count, std::size_t n, Buffer& out);
