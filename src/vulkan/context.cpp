@@ -82,6 +82,9 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
   if (v >= VK_API_VERSION_1_2 || has_extension(exts, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) *tail = &f16, tail = &f16.pNext;
   const bool idot_ext = v >= VK_API_VERSION_1_3 || has_extension(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   if (idot_ext) *tail = &idot, tail = &idot.pNext;
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  const bool nv_coop_ext = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+  if (nv_coop_ext) *tail = &coop, tail = &coop.pNext;
   a.vkGetPhysicalDeviceFeatures2(pd, &feats);
 
   d.name = base.deviceName;
@@ -106,6 +109,20 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
   d.float16 = f16.shaderFloat16 == VK_TRUE;
   d.integer_dot_product = idot_ext && idot.shaderIntegerDotProduct == VK_TRUE;
   d.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix") || has_extension(exts, "VK_NV_cooperative_matrix");
+  d.nv_cooperative_matrix = nv_coop_ext && coop.cooperativeMatrix == VK_TRUE && d.float16 && a.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV;
+  if (d.nv_cooperative_matrix) {
+    std::uint32_t count = 0;
+    a.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> shapes(count, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    a.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(pd, &count, shapes.data());
+    for (const auto& m : shapes) {
+      if (m.AType != VK_COMPONENT_TYPE_FLOAT16_NV || m.BType != VK_COMPONENT_TYPE_FLOAT16_NV || m.CType != VK_COMPONENT_TYPE_FLOAT32_NV ||
+          m.DType != VK_COMPONENT_TYPE_FLOAT32_NV || m.scope != VK_SCOPE_SUBGROUP_NV)
+        continue;
+      d.coopmat_shapes += strcat(d.coopmat_shapes.empty() ? "" : " ", m.MSize, 'x', m.NSize, 'x', m.KSize);
+      if (m.MSize == 16 && m.KSize == 16 && (m.NSize == 16 || m.NSize == 8)) d.coopmat_n = std::max(d.coopmat_n, m.NSize);
+    }
+  }
   d.max_storage_buffer_range = base.limits.maxStorageBufferRange;
   d.max_workgroup_invocations = base.limits.maxComputeWorkGroupInvocations;
   d.max_push_constants = base.limits.maxPushConstantsSize;
@@ -131,7 +148,7 @@ std::string DeviceInfo::describe() const {
   return strcat(name, " (", type, ", Vulkan ", version_string(api_version), ", driver ", driver, ", subgroup ", subgroup_size,
                 subgroup_arithmetic ? " with arithmetic" : " without arithmetic", ", 16-bit storage ", yes(storage_16bit),
                 ", float16 ", yes(float16), ", integer dot product ", yes(integer_dot_product), ", cooperative matrix ",
-                yes(cooperative_matrix), ", max storage buffer ", gib(max_storage_buffer_range), ", heaps ", heap_text, ")");
+                yes(cooperative_matrix), coopmat_shapes.empty() ? "" : strcat(" (NV f16: ", coopmat_shapes, ")"), ", max storage buffer ", gib(max_storage_buffer_range), ", heaps ", heap_text, ")");
 }
 
 int device_count(std::string* why) {
@@ -200,7 +217,21 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   ci.queueCreateInfoCount = 1;
   ci.pQueueCreateInfos = &q;
+  // The prefill GEMM's cooperative-matrix path: the extension, its feature and f16 arithmetic.
+  coopmat_gemm_ = info_.nv_cooperative_matrix && info_.coopmat_n != 0 && !env_is("TRUENO_VULKAN_COOPMAT", "0");
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+  const char* coop_ext = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  if (coopmat_gemm_) {
+    coop.cooperativeMatrix = VK_TRUE;
+    f16.shaderFloat16 = VK_TRUE;
+    coop.pNext = &f16;
+    ci.pNext = &coop;
+    ci.enabledExtensionCount = 1;
+    ci.ppEnabledExtensionNames = &coop_ext;
+  }
   check(a.vkCreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
+  coopmat_enabled_ = coopmat_gemm_;
   a.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
   a.vkGetPhysicalDeviceMemoryProperties(physical_, &memory_);
   // Map buffers directly when a host-visible device-local type lives on a heap as large as the largest

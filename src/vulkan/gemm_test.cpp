@@ -2,6 +2,7 @@
 // type, with partial tiles of rows and tokens, and accumulating (label gpu; lavapipe in CI).
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
 
 #include "trueno/ops.h"
@@ -14,10 +15,8 @@ namespace {
 
 using namespace testing;
 
-TEST(VulkanGpu, GemmOfEveryWeightTypeMatchesTheCpu) {
-  TRUENO_REQUIRE_VULKAN_DEVICE();
-  Context& c = test_context();
-  std::mt19937_64 rng(test_seed() + 21);
+// Every weight type through one GEMM path against the CPU's products.
+void check_every_type(Context& c, std::mt19937_64& rng, const std::string& shader) {
   for (QuantType type : kQuantTypes) {
     if (!gemv_supports(type)) continue;
     const std::size_t block = quant_info(type).block_elems;
@@ -43,9 +42,27 @@ TEST(VulkanGpu, GemmOfEveryWeightTypeMatchesTheCpu) {
       std::vector<float> expect = want;
       if (accumulate)
         for (std::size_t i = 0; i < expect.size(); ++i) expect[i] += y0[i];
-      expect_contract("gemm_" + std::string(quant_info(type).name), from_device(dy, T * rows), expect,
+      expect_contract(shader + std::string(quant_info(type).name), from_device(dy, T * rows), expect,
                       std::to_string(rows) + "x" + std::to_string(cols) + " T=" + std::to_string(T) + (accumulate ? " accumulate" : ""));
     }
+  }
+}
+
+// Both paths where the device has both: f32 tiles (gemm.comp) and f16 tiles on tensor cores
+// (gemm_coopmat.comp, NV cooperative matrices; not on lavapipe, a visible note there).
+TEST(VulkanGpu, GemmOfEveryWeightTypeMatchesTheCpu) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 21);
+  const bool coopmat = c.coopmat_gemm();
+  if (!coopmat) std::printf("note: %s has no NV cooperative matrices: only the f32 GEMM is checked here\n", c.info().name.c_str());
+  c.set_coopmat_gemm(false);
+  ASSERT_FALSE(gemm_on_tensor_cores(c));
+  check_every_type(c, rng, "gemm_");
+  if (coopmat) {
+    c.set_coopmat_gemm(true);
+    ASSERT_EQ(gemm_on_tensor_cores(c), c.info().subgroup_size == 32);
+    check_every_type(c, rng, gemm_on_tensor_cores(c) ? "gemm_coopmat_" : "gemm_");
   }
   Buffer w(c, 4096), x(c, 4096), y(c, 4096);
   Recorder rec(c);

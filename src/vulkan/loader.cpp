@@ -66,6 +66,8 @@ void load(Loaded& l) {
     l.why = strcat(lib, " lacks ", missing, " (loader too old?)");
     return;
   }
+  a.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV = reinterpret_cast<PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV>(
+      a.vkGetInstanceProcAddr(a.instance, "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV"));
   l.ok = true;
   // The instance lives for the process (like the loaded library): destroying it at exit would race
   // with contexts that static objects still hold.

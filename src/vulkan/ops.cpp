@@ -100,7 +100,12 @@ bool gemv_by_subgroup(const Context& c, QuantType type, std::size_t cols) {
 // them per weight read and is bound by its dequantization arithmetic, so longer prompts use a tiled GEMM:
 // a workgroup dequantizes a 64-row x 32-column weight tile into shared memory once and multiplies it by
 // 64 tokens' activations (gemm.comp, f32, every device).
+// Where the device has NV cooperative matrices with an f16 16 x N x 16 shape and subgroups of 32,
+// gemm_coopmat.comp multiplies f16 tiles (weights dequantized, activations converted) on tensor cores
+// with f32 accumulators, as the CUDA prefill's f16 cuBLAS products.
 bool gemm_supports(QuantType type, std::size_t cols) { return gemv_supports(type) && cols % 32 == 0; }
+
+bool gemm_on_tensor_cores(const Context& c) { return c.coopmat_gemm() && c.info().subgroup_size == 32; }
 
 void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::size_t cols, const Buffer& x, std::size_t T, Buffer& y,
           bool accumulate) {
@@ -114,10 +119,15 @@ void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
   struct {
     std::uint32_t rows, cols, row_bytes, accumulate, T;
   } push{u32(rows, "gemm"), u32(cols, "gemm"), u32(row_bytes, "gemm"), accumulate ? 1u : 0u, u32(T, "gemm")};
-  const std::array<std::uint32_t, 2> spec = {256, static_cast<std::uint32_t>(type)};
   need((rows + 63) / 64 <= 65535 && (T + 63) / 64 <= 65535, strcat("vulkan gemm: ", rows, " x ", T, " is too large a grid"));
-  r.dispatch(c.pipeline("gemm", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push, static_cast<std::uint32_t>((rows + 63) / 64),
-             static_cast<std::uint32_t>((T + 63) / 64));
+  const auto gx = static_cast<std::uint32_t>((rows + 63) / 64), gy = static_cast<std::uint32_t>((T + 63) / 64);
+  if (gemm_on_tensor_cores(c)) {
+    const std::array<std::uint32_t, 3> spec = {128, static_cast<std::uint32_t>(type), c.info().coopmat_n};
+    r.dispatch(c.pipeline("gemm_coopmat", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push, gx, gy);
+    return;
+  }
+  const std::array<std::uint32_t, 2> spec = {256, static_cast<std::uint32_t>(type)};
+  r.dispatch(c.pipeline("gemm", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push, gx, gy);
 }
 
 void rmsnorm(Recorder& r, const Buffer& x, const Buffer& weight, float eps, Buffer& out, std::size_t count, std::size_t n) {

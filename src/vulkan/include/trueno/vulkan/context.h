@@ -38,6 +38,12 @@ struct DeviceInfo {
   bool float16 = false;              // shaderFloat16
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product (or 1.3) and its feature
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix (or VK_NV_cooperative_matrix) advertised
+  // VK_NV_cooperative_matrix with its feature and shaderFloat16, and the N of its f16 x f16 -> f32
+  // subgroup shape 16 x N x 16 (16 or 8; 0: none): what the prefill GEMM's tensor-core path needs
+  // (Note [Vulkan prefill GEMM], ops.cpp).
+  bool nv_cooperative_matrix = false;
+  std::uint32_t coopmat_n = 0;
+  std::string coopmat_shapes;  // "16x8x16 16x16x16" (f16 inputs, f32 accumulators)
   std::uint64_t max_storage_buffer_range = 0;
   std::uint32_t max_workgroup_invocations = 0, max_push_constants = 0;
   std::uint8_t pipeline_cache_uuid[VK_UUID_SIZE] = {};
@@ -185,6 +191,10 @@ class Context {
   // Whether reductions use the subgroup-arithmetic variants: the device supports them and
   // TRUENO_VULKAN_SUBGROUP is not 0; tests switch it to cover both paths.
   bool subgroup_reductions() const { return subgroup_reductions_; }
+  // Whether gemm uses the NV cooperative-matrix shader: the device has it (DeviceInfo) and
+  // TRUENO_VULKAN_COOPMAT is not 0.
+  bool coopmat_gemm() const { return coopmat_gemm_; }
+  void set_coopmat_gemm(bool on) { coopmat_gemm_ = on && coopmat_enabled_; }  // tests cover both paths
   void set_subgroup_reductions(bool on) { subgroup_reductions_ = on && info_.subgroup_arithmetic; }
 
   // The on-disk pipeline cache of this context (empty when off), whether it was loaded from disk at open,
@@ -218,6 +228,7 @@ class Context {
   bool cache_loaded_ = false, cache_dirty_ = false, subgroup_reductions_ = false, prefer_mapped_ = false;
   VkPhysicalDeviceMemoryProperties memory_{};
   std::uint64_t max_buffer_ = 0;
+  bool coopmat_gemm_ = false, coopmat_enabled_ = false;  // in use; enabled on the VkDevice
   std::string fault_;  // TRUENO_VULKAN_FAULT (Note [Vulkan fault injection], context.cpp)
   std::mutex mu_, queue_mu_;
   std::map<std::string, std::unique_ptr<Pipeline>, std::less<>> pipelines_;

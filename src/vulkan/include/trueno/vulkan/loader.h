@@ -46,6 +46,8 @@ struct Api {
 #define TRUENO_VK_MEMBER(fn) PFN_##fn fn = nullptr;
   TRUENO_VK_INSTANCE_FUNCTIONS(TRUENO_VK_MEMBER)
 #undef TRUENO_VK_MEMBER
+  // Optional (nullptr when the loader does not know it): the NV cooperative-matrix shapes.
+  PFN_vkGetPhysicalDeviceCooperativeMatrixPropertiesNV vkGetPhysicalDeviceCooperativeMatrixPropertiesNV = nullptr;
   VkInstance instance = VK_NULL_HANDLE;
   std::uint32_t instance_version = 0;  // VK_MAKE_API_VERSION of the loader
   std::string library;                 // the file that was loaded

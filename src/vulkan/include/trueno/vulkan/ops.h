@@ -29,6 +29,8 @@ void gemv(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
 // Y[t][rows] (+)= W x[t] for T activation rows (a prompt), any T: a tiled GEMM (Note [Vulkan prefill
 // GEMM], ops.cpp). Weight types as gemv; cols a multiple of 32 (gemm_supports).
 bool gemm_supports(QuantType type, std::size_t cols);
+// Whether gemm runs gemm_coopmat.comp (f16 operands on tensor cores) on c, else gemm.comp (f32).
+bool gemm_on_tensor_cores(const Context& c);
 void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::size_t cols, const Buffer& x, std::size_t T, Buffer& y,
           bool accumulate = false);
 
