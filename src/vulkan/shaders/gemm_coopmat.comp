@@ -4,8 +4,8 @@
 // subgroups computes a tile of 128 weight rows x 128 tokens; per step of 32 columns it dequantizes the
 // weight tile (dequant.glsl) and converts the activation tile to f16 in shared memory (each weight is
 // dequantized once per 128 tokens), and each subgroup multiplies its 32 x 32 block as 16 x CN x 16
-// matrices. Whole blocks are stored (or loaded, added and stored) straight to Y; a partial tile's go
-// through shared memory with bounds checks.
+// matrices. Whole blocks are stored straight to Y; a partial tile's blocks and accumulating ones go
+// through shared memory (bounds checks, the addition).
 // Specialization constants: 0 workgroup size (512: 16 subgroups of 32), 1 weight type (GGUF id), 2 CN
 // (the device's coopmat N: 16 or 8).
 #extension GL_NV_cooperative_matrix : require
@@ -64,18 +64,14 @@ void main() {
     }
     barrier();
   }
-  // Whole 16 x CN blocks straight to Y (rows a multiple of 4: 16-byte aligned), partial ones through Cs.
+  // Whole 16 x CN blocks straight to Y (rows a multiple of 4: 16-byte aligned), the others through Cs.
   const uint lane = gl_SubgroupInvocationID;
   for (uint i = 0u; i < 2u; ++i) {
     for (uint j = 0u; j < NB; ++j) {
       const uint t0 = n0 + st * 32u + 16u * i, r0 = m0 + sr * 32u + CN * j;
       if (t0 >= pc.T || r0 >= pc.rows) continue;  // uniform over the subgroup
-      if (t0 + 16u <= pc.T && r0 + CN <= pc.rows && pc.rows % 4u == 0u) {
-        if (pc.accumulate != 0u) {
-          fcoopmatNV<32, gl_ScopeSubgroup, 16, CN> y;
-          coopMatLoadNV(y, Y, t0 * pc.rows + r0, pc.rows, false);
-          acc[i][j] = acc[i][j] + y;
-        }
+      // (Accumulating blocks take the shared-memory path too: glslang 11.13 crashes on a coopmat addition.)
+      if (t0 + 16u <= pc.T && r0 + CN <= pc.rows && pc.rows % 4u == 0u && pc.accumulate == 0u) {
         coopMatStoreNV(acc[i][j], Y, t0 * pc.rows + r0, pc.rows, false);
         continue;
       }
