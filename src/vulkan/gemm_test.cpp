@@ -20,8 +20,8 @@ void check_every_type(Context& c, std::mt19937_64& rng, const std::string& shade
   for (QuantType type : kQuantTypes) {
     if (!gemv_supports(type)) continue;
     const std::size_t block = quant_info(type).block_elems;
-    // 260 rows and 150 tokens: whole and partial tiles of both (tensor cores: 128 x 128 tiles of 16 x 16
-    // blocks, a partial block at the edge); 2 steps of k-quant blocks or 9 of 32-blocks.
+    // 260 rows and 150 tokens: whole and partial 64 x 64 tiles of both (tensor cores: whole and partial
+    // 16 x 16 blocks); 2 steps of k-quant blocks or 9 of 32-blocks.
     const std::size_t rows = 260, cols = block == 256 ? 512 : 288, T = 150;
     const auto w = quantized(type, random_vector(rows * cols, rng, 0.05f), rows, cols);
     const auto x = random_vector(T * cols, rng);
@@ -62,7 +62,7 @@ TEST(VulkanGpu, GemmOfEveryWeightTypeMatchesTheCpu) {
   check_every_type(c, rng, "gemm_");
   if (coopmat) {
     c.set_coopmat_gemm(true);
-    ASSERT_EQ(gemm_on_tensor_cores(c), c.info().subgroup_size == 32 && c.info().max_workgroup_invocations >= 512);
+    ASSERT_EQ(gemm_on_tensor_cores(c), c.info().subgroup_size == 32);
     check_every_type(c, rng, gemm_on_tensor_cores(c) ? "gemm_coopmat_" : "gemm_");
   }
   Buffer w(c, 4096), x(c, 4096), y(c, 4096);

@@ -106,7 +106,7 @@ bool gemv_by_subgroup(const Context& c, QuantType type, std::size_t cols) {
 bool gemm_supports(QuantType type, std::size_t cols) { return gemv_supports(type) && cols % 32 == 0; }
 
 bool gemm_on_tensor_cores(const Context& c) {
-  return c.coopmat_gemm() && c.info().subgroup_size == 32 && c.info().max_workgroup_invocations >= 512;
+  return c.coopmat_gemm() && c.info().subgroup_size == 32;
 }
 
 void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::size_t cols, const Buffer& x, std::size_t T, Buffer& y,
@@ -122,13 +122,12 @@ void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
     std::uint32_t rows, cols, row_bytes, accumulate, T;
   } push{u32(rows, "gemm"), u32(cols, "gemm"), u32(row_bytes, "gemm"), accumulate ? 1u : 0u, u32(T, "gemm")};
   need((rows + 63) / 64 <= 65535 && (T + 63) / 64 <= 65535, strcat("vulkan gemm: ", rows, " x ", T, " is too large a grid"));
-  if (gemm_on_tensor_cores(c)) {  // tiles of 128 x 128
-    const std::array<std::uint32_t, 3> spec = {512, static_cast<std::uint32_t>(type), c.info().coopmat_n};
-    r.dispatch(c.pipeline("gemm_coopmat", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push,
-               static_cast<std::uint32_t>((rows + 127) / 128), static_cast<std::uint32_t>((T + 127) / 128));
+  const auto gx = static_cast<std::uint32_t>((rows + 63) / 64), gy = static_cast<std::uint32_t>((T + 63) / 64);
+  if (gemm_on_tensor_cores(c)) {
+    const std::array<std::uint32_t, 3> spec = {128, static_cast<std::uint32_t>(type), c.info().coopmat_n};
+    r.dispatch(c.pipeline("gemm_coopmat", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push, gx, gy);
     return;
   }
-  const auto gx = static_cast<std::uint32_t>((rows + 63) / 64), gy = static_cast<std::uint32_t>((T + 63) / 64);
   const std::array<std::uint32_t, 2> spec = {256, static_cast<std::uint32_t>(type)};
   r.dispatch(c.pipeline("gemm", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push, gx, gy);
 }

@@ -1,12 +1,12 @@
 #version 450
 // Y[t][row] (+)= sum_k X[t][k] W[row][k] for a prompt's T activation rows on tensor cores (Note [Vulkan
-// prefill GEMM], ops.cpp): VK_NV_cooperative_matrix, f16 operands, f32 accumulators. A workgroup of 16
-// subgroups computes a tile of 128 weight rows x 128 tokens; per step of 32 columns it dequantizes the
-// weight tile (dequant.glsl) and converts the activation tile to f16 in shared memory (each weight is
-// dequantized once per 128 tokens), and each subgroup multiplies its 32 x 32 block as 16 x CN x 16
-// matrices. Whole blocks are stored straight to Y; a partial tile's blocks and accumulating ones go
+// prefill GEMM], ops.cpp): VK_NV_cooperative_matrix, f16 operands, f32 accumulators. A workgroup of 4
+// subgroups computes a tile of 64 weight rows x 64 tokens (128 x 128 tiles measured slower: at 512
+// tokens a 7B's 4096-row matrices give 128 workgroups, under one per SM); per step of 32 columns it
+// dequantizes the weight tile (dequant.glsl) and converts the activation tile to f16 in shared memory,
+// and each subgroup multiplies its 32 x 32 quarter as 16 x CN x 16 matrices. Whole blocks are stored straight to Y; a partial tile's blocks and accumulating ones go
 // through shared memory (bounds checks, the addition).
-// Specialization constants: 0 workgroup size (512: 16 subgroups of 32), 1 weight type (GGUF id), 2 CN
+// Specialization constants: 0 workgroup size (128: 4 subgroups of 32), 1 weight type (GGUF id), 2 CN
 // (the device's coopmat N: 16 or 8).
 #extension GL_NV_cooperative_matrix : require
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -27,28 +27,30 @@ layout(push_constant) uniform Push {
 
 #include "dequant.glsl"
 
-const uint BM = 128u, BN = 128u, BK = 32u, LD = BK + 8u, NB = 32u / CN, LDS = CN + 4u;
+const uint BM = 64u, BN = 64u, BK = 32u, LD = BK + 8u, NB = 32u / CN, LDS = CN + 4u;
 shared float16_t Ws[BM * LD];       // [weight row][k]
 shared float16_t Xs[BN * LD];       // [token][k]
-shared float Cs[16u * 16u * LDS];   // per subgroup: one 16 x CN accumulator on its way to a partial tile
+shared float Cs[4u * 16u * LDS];    // per subgroup: one 16 x CN accumulator on its way to a partial tile
 
 void main() {
-  const uint tid = gl_LocalInvocationID.x, sg = gl_SubgroupID, st = sg / 4u, sr = sg % 4u;  // 16 subgroups: 4 x 4
+  const uint tid = gl_LocalInvocationID.x, sg = gl_SubgroupID, st = sg / 2u, sr = sg % 2u;  // 4 subgroups: 2 x 2
   const uint m0 = gl_WorkGroupID.x * BM, n0 = gl_WorkGroupID.y * BN;
-  const uint lr = tid / 4u, lk = 8u * (tid % 4u);  // the loader's row (and token) and its 8 columns
+  const uint lr = tid / 2u, lk = 16u * (tid % 2u);  // the loader's row (and token) and its 16 columns
   fcoopmatNV<32, gl_ScopeSubgroup, 16, CN> acc[2][NB];
   for (uint i = 0u; i < 2u; ++i)
     for (uint j = 0u; j < NB; ++j) acc[i][j] = fcoopmatNV<32, gl_ScopeSubgroup, 16, CN>(0.0);
   for (uint k0 = 0u; k0 < pc.cols; k0 += BK) {
-    float v[8];
-    if (m0 + lr < pc.rows) {
-      dequant8((m0 + lr) * pc.row_bytes, k0 + lk, v);
-    } else {
-      for (uint i = 0u; i < 8u; ++i) v[i] = 0.0;
+    for (uint h = 0u; h < 2u; ++h) {
+      float v[8];
+      if (m0 + lr < pc.rows) {
+        dequant8((m0 + lr) * pc.row_bytes, k0 + lk + 8u * h, v);
+      } else {
+        for (uint i = 0u; i < 8u; ++i) v[i] = 0.0;
+      }
+      for (uint i = 0u; i < 8u; ++i) Ws[lr * LD + lk + 8u * h + i] = float16_t(v[i]);
     }
-    for (uint i = 0u; i < 8u; ++i) Ws[lr * LD + lk + i] = float16_t(v[i]);
     const bool tok = n0 + lr < pc.T;
-    for (uint q = 0u; q < 2u; ++q) {
+    for (uint q = 0u; q < 4u; ++q) {
       const vec4 x = tok ? X4[((n0 + lr) * pc.cols + k0 + lk) / 4u + q] : vec4(0.0);
       for (uint i = 0u; i < 4u; ++i) Xs[lr * LD + lk + 4u * q + i] = float16_t(x[i]);
     }
