@@ -87,6 +87,38 @@ void gemv_args(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_VulkanGemv)->Apply(gemv_args)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// The prefill GEMM (Note [Vulkan prefill GEMM]) at 512 tokens: Args: weight type, rows, cols, tensor cores
+// (1, where the device has them) or the f32 tiles (0). Reports TFLOP/s (2 x rows x cols x 512 per dispatch).
+void BM_VulkanGemm(benchmark::State& state) {
+  Context* c = bench_context(state);
+  if (c == nullptr) return;
+  const auto type = static_cast<QuantType>(state.range(0));
+  const auto rows = static_cast<std::size_t>(state.range(1)), cols = static_cast<std::size_t>(state.range(2));
+  const std::size_t T = 512, bytes = rows * quant_row_bytes(type, cols);
+  const bool coopmat = c->coopmat_gemm();
+  c->set_coopmat_gemm(state.range(3) != 0);
+  if (state.range(3) != 0 && !gemm_on_tensor_cores(*c)) {
+    c->set_coopmat_gemm(coopmat);
+    state.SkipWithError("skipped: no NV cooperative matrices on this device");
+    return;
+  }
+  std::vector<std::uint8_t> w(bytes);
+  std::mt19937 rng(1);
+  for (auto& v : w) v = static_cast<std::uint8_t>(rng() & 0x3b);
+  Buffer wb(*c, bytes), x(*c, T * cols * 4), y(*c, T * rows * 4);
+  wb.upload(w.data(), bytes);
+  std::vector<float> xv(T * cols, 0.01f);
+  x.upload(xv.data(), xv.size() * 4);
+  Recorder r(*c);
+  for (int i = 0; i < kDispatches / 10; ++i) gemm(r, type, wb, rows, cols, x, T, y);
+  r.seal();
+  c->set_coopmat_gemm(coopmat);
+  for (auto _ : state) state.SetIterationTime(per_dispatch(r) * 10);
+  state.counters["TFLOP/s"] = benchmark::Counter(2.0 * static_cast<double>(rows * cols * T) / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_VulkanGemm)->Args({12, 4096, 4096, 1})->Args({12, 11008, 4096, 1})->Args({14, 4096, 11008, 1})->Args({12, 4096, 4096, 0})
+    ->Iterations(3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 // One small dispatch (add of 256 floats) and its barrier: the fixed cost per dispatch of a decode step.
 void BM_VulkanDispatchWithBarrier(benchmark::State& state) {
   Context* c = bench_context(state);
