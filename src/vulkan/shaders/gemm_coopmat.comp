@@ -5,7 +5,7 @@
 // tokens a 7B's 4096-row matrices give 128 workgroups, under one per SM); per step of 64 columns (a
 // 32-column tail is zero-filled) it dequantizes the weight tile (dequant.glsl) and converts the
 // activation tile to f16 in shared memory, and each subgroup multiplies its 32 x 32 quarter as 16 x CN x 16 matrices. The accumulators go through
-// shared memory to the output (bounds checks, the addition): measured faster end to end (7B pp512 1689
+// shared memory to the output (bounds checks, the addition): measured faster end to end (7B pp512 1519
 // against 1303) than storing whole blocks straight to Y and only the others through shared memory.
 // Specialization constants: 0 workgroup size (128: 4 subgroups of 32), 1 weight type (GGUF id), 2 CN
 // (the device's coopmat N: 16 or 8).
