@@ -270,6 +270,18 @@ void Scheduler::on_token(Slot& s, std::int32_t next) {
   s.state = Slot::State::Decode;
 }
 
+namespace {
+// Prefill time per turn (Note [Serve scheduler]): with streams decoding, as long as their step took (so a
+// waiting prompt at most doubles the inter-token latency), at least kMinPrefillSeconds; with none, up to
+// kIdlePrefillSeconds before the scheduler looks at the queue again.
+constexpr double kMinPrefillSeconds = 0.01, kIdlePrefillSeconds = 0.5;
+}  // namespace
+
+bool Scheduler::stop_requested() {
+  std::lock_guard lock(mu_);
+  return stop_;
+}
+
 void Scheduler::run() {
   std::vector<Sequence*> seqs;
   std::vector<std::int32_t> toks;
@@ -305,9 +317,12 @@ void Scheduler::run() {
         toks.push_back(s->pending);
         batch.push_back(s.get());
       }
+    double step_seconds = 0.0;
     if (!batch.empty()) {
+      const auto t0 = Clock::now();
       try {
         batch_->step(seqs, toks);
+        step_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
         // Sampling is per stream over the whole vocabulary (a sort when top_k is off, the OpenAI default):
         // the streams pick in parallel, then emit in order.
         picked.resize(batch.size());
@@ -319,24 +334,32 @@ void Scheduler::run() {
       }
     }
 
-    // One prompt chunk, taking turns among the prompts waiting.
-    for (std::size_t k = 0; k < slots_.size(); ++k) {
-      Slot& s = *slots_[(next_prefill_ + k) % slots_.size()];
-      if (s.state != Slot::State::Prefill) continue;
-      next_prefill_ = (next_prefill_ + k + 1) % slots_.size();
+    // Prompt chunks, oldest prompt first, until this turn's prefill time reaches the decode step's (at
+    // least one chunk; with no stream decoding, up to kIdlePrefill): Note [Serve scheduler].
+    const double budget = batch.empty() ? kIdlePrefillSeconds : std::max(step_seconds, kMinPrefillSeconds);
+    const auto p0 = Clock::now();
+    for (bool first = true;; first = false) {
+      if (!first && std::chrono::duration<double>(Clock::now() - p0).count() >= budget) break;
+      if (stop_requested()) break;
+      Slot* oldest = nullptr;
+      for (auto& c : slots_)
+        if (c->state == Slot::State::Prefill && !c->st->cancelled() && (oldest == nullptr || c->arrived < oldest->arrived)) oldest = c.get();
+      if (oldest == nullptr) break;
+      Slot& s = *oldest;
       const std::size_t n = std::min(o_.prefill_chunk, s.prompt.size() - s.prefilled);
       const auto t0 = Clock::now();
       try {
         s.session->forward(std::span(s.prompt).subspan(s.prefilled, n));
       } catch (const std::exception& e) {
         finish(s, "error", std::string("prefill failed: ") + e.what());
-        break;
+        continue;
       }
       if (!batch.empty()) metrics_.prefill_stall.observe(std::chrono::duration<double>(Clock::now() - t0).count());
       s.prefilled += n;
       metrics_.prompt_tokens += n;
+      ++metrics_.prefill_chunks;
+      if (first) ++metrics_.prefill_turns;
       if (s.prefilled == s.prompt.size()) on_logits(s);
-      break;
     }
   }
   // Stopping: whatever still runs is cancelled.

@@ -2,9 +2,12 @@
 // Continuous batching on the CPU: one thread owns `parallel` stream slots, each a
 // Session whose KV blocks come from one shared KvPool. Each turn it (1) admits queued requests into free
 // slots, (2) frees the slots of cancelled requests (a client that went away), (3) advances every decoding
-// stream by one token in one CpuBatch::step, and (4) prefills one chunk (at most prefill_chunk tokens) of
-// one waiting prompt. So requests join and leave the batch at token boundaries, and a new prompt delays
-// the running streams by at most one chunk's prefill per token (measured: realizar_prefill_stall_seconds).
+// stream by one token in one CpuBatch::step, and (4) prefills prompt chunks (at most prefill_chunk tokens
+// each), oldest prompt first, for as long as that step took (at least one chunk; with nothing decoding,
+// up to half a second). So requests join and leave the batch at token boundaries, a waiting prompt at most
+// doubles the running streams' inter-token latency (measured: realizar_prefill_stall_seconds), and a burst
+// of prompts is prefilled in a few turns instead of one chunk per decode step (time to first token under
+// load: issue 16; realizar_prefill_chunks_total / realizar_prefill_turns_total).
 // Each request samples with its own Sampler and seed; a sequence's logits are bit-identical alone or in
 // any batch (Note [Batched step]) and a prompt is always cut into the same chunks, so a seeded request's
 // text does not depend on what else is running.
@@ -115,12 +118,12 @@ class Scheduler {
   std::shared_ptr<KvPool> pool_;
   std::unique_ptr<Batch> batch_;
   std::vector<std::unique_ptr<Slot>> slots_;
-  std::size_t next_prefill_ = 0;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Pending> queue_;
   bool shutting_ = false, stop_ = false;
+  bool stop_requested();  // stop_, under the lock
   std::atomic<std::size_t> active_{0};
   std::thread thread_;
 };

@@ -3,6 +3,8 @@
 // cancelled stream gives its KV blocks back, the queue bound and the context bound are errors.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include <thread>
 
 #include "server/openai.h"
@@ -140,6 +142,24 @@ TEST(ServerScheduler, SeededOutputIsTheSameAloneAndBatched) {
   EXPECT_EQ(f.sched.kv_blocks_in_use(), 0u);
   EXPECT_GT(f.metrics.prefill_stall.count(), 0u);  // prompts were prefilled while others decoded
   EXPECT_EQ(f.metrics.ttft.count(), 5u);
+}
+
+// A burst of prompts is prefilled a few chunks per turn, not one chunk per decode step (Note [Serve
+// scheduler]): the time to first token under load.
+TEST(ServerScheduler, ABurstOfPromptsIsPrefilledInFewTurns) {
+  SchedulerOptions o;
+  o.parallel = 8;
+  o.n_ctx = 128;
+  o.prefill_chunk = 2;
+  Fixture f(o);
+  std::vector<std::shared_ptr<Stream>> streams;
+  for (int i = 0; i < 8; ++i) streams.push_back(f.sched.submit(f.tok.encode("Once upon a time, there was a little", true), sampled(i, 3), "prompt"));
+  for (auto& st : streams) EXPECT_FALSE(collect(*st).empty());
+  const auto chunks = f.metrics.prefill_chunks.load(), turns = f.metrics.prefill_turns.load();
+  std::printf("8 prompts: %llu chunks in %llu turns\n", static_cast<unsigned long long>(chunks), static_cast<unsigned long long>(turns));
+  EXPECT_GE(chunks, 8u * 4);  // each prompt is ~9 tokens: at least 4 chunks of 2
+  EXPECT_LE(turns * 2, chunks);
+  EXPECT_NE(f.metrics.render().find("realizar_prefill_chunks_total"), std::string::npos);
 }
 
 TEST(ServerScheduler, StopStringsAndLengthAndUsage) {
