@@ -130,7 +130,8 @@ TEST(ServerScheduler, SeededOutputIsTheSameAloneAndBatched) {
   ASSERT_FALSE(alone.empty());
   // The same request among three others with different seeds, lengths and prompts, joining at different times.
   auto a = f.sched.submit(f.tok.encode("Lily", true), sampled(1, 60), "prompt");
-  std::this_thread::sleep_for(2ms);
+  Stream::Delta first;  // a decodes before the others arrive, so their prompts are prefilled between its steps
+  for (int i = 0; i < 200 && first.text.empty(); ++i) ASSERT_FALSE(a->wait(first, 10ms)) << "a finished before the others came";
   auto b = f.sched.submit(prompt, sampled(1234, 40), "prompt");
   auto c = f.sched.submit(f.tok.encode("The dog ran to the park and saw a big", true), sampled(2, 25), "prompt");
   auto d = f.sched.submit(prompt, sampled(99, 40), "prompt");
