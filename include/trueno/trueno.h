@@ -2,6 +2,7 @@
 #pragma once
 #include "trueno/backend.h"
 #include "trueno/error.h"
+#include "trueno/grad.h"
 #include "trueno/log.h"
 #include "trueno/matrix.h"
 #include "trueno/ops.h"
