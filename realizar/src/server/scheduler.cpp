@@ -272,9 +272,10 @@ void Scheduler::on_token(Slot& s, std::int32_t next) {
 
 namespace {
 // Prefill time per turn (Note [Serve scheduler]): with streams decoding, as long as their step took (so a
-// waiting prompt at most doubles the inter-token latency), at least kMinPrefillSeconds; with none, up to
-// kIdlePrefillSeconds before the scheduler looks at the queue again.
-constexpr double kMinPrefillSeconds = 0.01, kIdlePrefillSeconds = 0.5;
+// waiting prompt at most doubles the inter-token latency), at least kMinPrefillSeconds; in a burst (more
+// prompts waiting than streams decoding, or none decoding), up to kBurstPrefillSeconds before the
+// scheduler decodes and looks at the queue again.
+constexpr double kMinPrefillSeconds = 0.01, kBurstPrefillSeconds = 2.0;
 }  // namespace
 
 bool Scheduler::stop_requested() {
@@ -335,8 +336,11 @@ void Scheduler::run() {
     }
 
     // Prompt chunks, oldest prompt first, until this turn's prefill time reaches the decode step's (at
-    // least one chunk; with no stream decoding, up to kIdlePrefill): Note [Serve scheduler].
-    const double budget = batch.empty() ? kIdlePrefillSeconds : std::max(step_seconds, kMinPrefillSeconds);
+    // least one chunk); with no stream decoding, or more prompts waiting than streams decoding (a burst),
+    // up to kBurstPrefillSeconds: Note [Serve scheduler].
+    std::size_t waiting = 0;
+    for (auto& c : slots_) waiting += c->state == Slot::State::Prefill;
+    const double budget = waiting > batch.size() ? kBurstPrefillSeconds : std::max(step_seconds, kMinPrefillSeconds);
     const auto p0 = Clock::now();
     for (bool first = true;; first = false) {
       if (!first && std::chrono::duration<double>(Clock::now() - p0).count() >= budget) break;

@@ -3,11 +3,12 @@
 // Session whose KV blocks come from one shared KvPool. Each turn it (1) admits queued requests into free
 // slots, (2) frees the slots of cancelled requests (a client that went away), (3) advances every decoding
 // stream by one token in one CpuBatch::step, and (4) prefills prompt chunks (at most prefill_chunk tokens
-// each), oldest prompt first, for as long as that step took (at least one chunk; with nothing decoding,
-// up to half a second). So requests join and leave the batch at token boundaries, a waiting prompt at most
-// doubles the running streams' inter-token latency (measured: realizar_prefill_stall_seconds), and a burst
-// of prompts is prefilled in a few turns instead of one chunk per decode step (time to first token under
-// load: issue 16; realizar_prefill_chunks_total / realizar_prefill_turns_total).
+// each), oldest prompt first, for as long as that step took (at least one chunk), or, in a burst (more
+// prompts waiting than streams decoding), for up to 2 s. So requests join and leave the batch at token
+// boundaries, a waiting prompt at most doubles the running streams' inter-token latency in steady state
+// (measured: realizar_prefill_stall_seconds), and a burst of prompts gets its first tokens after one
+// prefill pass instead of one chunk per decode step (time to first token under load: issue 16;
+// realizar_prefill_chunks_total / realizar_prefill_turns_total).
 // Each request samples with its own Sampler and seed; a sequence's logits are bit-identical alone or in
 // any batch (Note [Batched step]) and a prompt is always cut into the same chunks, so a seeded request's
 // text does not depend on what else is running.
