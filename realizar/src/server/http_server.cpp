@@ -7,6 +7,10 @@
 #include <random>
 #include <thread>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include "trueno/error.h"
 
 namespace realizar::server {
@@ -269,10 +273,37 @@ HttpServer::HttpServer(Scheduler& sched, const Tokenizer& tok, Metrics& metrics,
 
 HttpServer::~HttpServer() = default;
 
+// Note [Listen backlog]
+// Debian's cpp-httplib is a compiled library whose listening socket has a backlog of 5
+// (CPPHTTPLIB_LISTEN_BACKLOG, fixed when the library was built): a wave of 64 clients connecting at once
+// overflowed it, and the kernel reset some connections or made their SYNs wait for a retransmit (1 s,
+// then 3 s), which was most of the time to first token measured at 64 clients. Linux lets listen() be
+// called again on a listening socket to change its backlog, so after binding we find ours (a listening
+// TCP socket on our port) among the process's descriptors and raise it to SOMAXCONN.
+namespace {
+int raise_listen_backlog(int port) {
+  int raised = 0;
+  for (int fd = 0; fd < 4096; ++fd) {
+    int listening = 0;
+    socklen_t len = sizeof listening;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || listening == 0) continue;
+    sockaddr_storage addr{};
+    socklen_t alen = sizeof addr;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &alen) != 0) continue;
+    int p = -1;
+    if (addr.ss_family == AF_INET) p = ntohs(reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+    if (addr.ss_family == AF_INET6) p = ntohs(reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port);
+    if (p == port && ::listen(fd, SOMAXCONN) == 0) ++raised;
+  }
+  return raised;
+}
+}  // namespace
+
 int HttpServer::bind() {
   const int port = impl_->o.port == 0 ? impl_->svr.bind_to_any_port(impl_->o.host) : (impl_->svr.bind_to_port(impl_->o.host, impl_->o.port) ? impl_->o.port : -1);
   if (port < 0)
     throw trueno::Error("cannot listen on " + impl_->o.host + ":" + std::to_string(impl_->o.port) + " (address in use, or not an address of this machine)");
+  backlog_raised_ = raise_listen_backlog(port) > 0;  // Note [Listen backlog]
   return port;
 }
 

@@ -38,8 +38,11 @@ class HttpServer {
   // Stops accepting work (503), lets in-flight streams finish within shutdown_grace, cancels the rest,
   // then stops listening. Returns the number of cancelled streams. Safe from another thread.
   std::size_t shutdown();
+  // Whether bind() raised the listening socket's backlog to SOMAXCONN (Note [Listen backlog]).
+  bool backlog_raised() const { return backlog_raised_; }
 
  private:
+  bool backlog_raised_ = false;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
