@@ -8,10 +8,15 @@ if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
   list(APPEND TRUENO_FLAGS_avx512 -Wno-maybe-uninitialized)  # GCC 12 false positives inside avx512fintrin.h
 endif()
 set(TRUENO_FLAGS_neon "")
+# WebAssembly SIMD128. Only the wasm_simd tier's files get it: the scalar reference stays plain wasm.
+# A module with any SIMD128 instruction needs an engine with SIMD128 (every current browser, node >= 16).
+set(TRUENO_FLAGS_wasm_simd -msimd128)
 # The scalar reference stays scalar: no auto-vectorization.
 set(TRUENO_FLAGS_ref -fno-tree-vectorize)
 
-if(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
+if(EMSCRIPTEN)  # before the processor checks: emscripten's toolchain file says CMAKE_SYSTEM_PROCESSOR=x86
+  set(TRUENO_CPU_ISAS wasm_simd)
+elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "x86_64|AMD64")
   set(TRUENO_CPU_ISAS sse2 avx avx2 avx512)
 elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
   set(TRUENO_CPU_ISAS neon)
@@ -40,7 +45,9 @@ set(TRUENO_KERNEL_FAMILIES elementwise reduce normalize convert gemm qdot qdequa
 # source file properties are directory-scoped.
 function(trueno_kernel_variants out)
   set(files)
-  if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
+  if(EMSCRIPTEN)
+    # none yet (relaxed SIMD would go here, behind an explicit option: its int8 dot is not deterministic)
+  elseif(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm64")
     set(f ${PROJECT_SOURCE_DIR}/src/cpu/kernels/qdot/qdot_neon_dotprod.cpp)
     set_source_files_properties(${f} PROPERTIES COMPILE_OPTIONS "-march=armv8.2-a+dotprod")
     list(APPEND files ${f})

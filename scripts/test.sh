@@ -5,6 +5,8 @@
 #   nocuda   - release without the CUDA backend (TRUENO_CUDA=OFF): builds and passes without any of its code
 #   aarch64  - cross-compiled, every test run under qemu-aarch64 (the NEON backend; TRUENO_VULKAN=OFF:
 #              the static binaries under qemu have no Vulkan loader to open)
+#   wasm     - trueno + its tests for WebAssembly (emscripten), run under node: the scalar and wasm-simd
+#              tiers (docs/BROWSER.md; about 2.5 min cold, 30 s with ccache)
 # Installs missing Debian packages first (scripts/setup.sh --deps). Exits non-zero if any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +15,7 @@ bash scripts/setup.sh --deps
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}"
 
 status=0
-for preset in release debug nocuda aarch64; do
+for preset in release debug nocuda aarch64 wasm; do
   echo "=== $preset ==="
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"

@@ -19,6 +19,8 @@ constexpr std::string_view kNames[] = {"scalar", "sse2", "avx", "avx2", "avx512"
 constexpr const char* kArch = "x86-64";
 #elif defined(__aarch64__)
 constexpr const char* kArch = "aarch64";
+#elif defined(__wasm__)
+constexpr const char* kArch = "WebAssembly";
 #else
 constexpr const char* kArch = "this architecture";
 #endif
@@ -74,7 +76,15 @@ BackendStatus status_of(Backend b) {
       return {b, false, strcat("not an AArch64 CPU (this build is for ", kArch, ")")};
 #endif
     case Backend::WasmSIMD:
+#if defined(__wasm__)
+      // Note [WASM SIMD availability]: WebAssembly has no run-time feature test. A module holding any
+      // SIMD128 instruction fails validation on an engine without it, so a module that runs has it.
+      // The tier's files are compiled with -msimd128 (cmake/TruenoKernels.cmake).
+      (void)f;
+      return {b, true, "WebAssembly SIMD128 (compiled in; the engine validated it)"};
+#else
       return {b, false, strcat("only in a WebAssembly build (this build is native ", kArch, ")")};
+#endif
   }
   return {b, false, "unknown backend"};
 }
@@ -133,7 +143,7 @@ std::vector<Backend> available() {
 }
 
 Backend best() {
-  for (Backend b : {Backend::AVX512, Backend::AVX2, Backend::AVX, Backend::NEON, Backend::SSE2})
+  for (Backend b : {Backend::AVX512, Backend::AVX2, Backend::AVX, Backend::NEON, Backend::WasmSIMD, Backend::SSE2})
     if (is_available(b)) return b;
   return Backend::Scalar;
 }

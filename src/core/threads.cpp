@@ -4,6 +4,7 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -26,9 +27,20 @@ namespace {
 
 thread_local bool t_in_task = false;
 
+// The CPUs this process may run on (sched_getaffinity; WebAssembly has no affinity: the engine's
+// count, which is 1 without -pthread).
+bool affinity_set(cpu_set_t* set) {
+#if defined(__EMSCRIPTEN__)
+  (void)set;
+  return false;
+#else
+  return sched_getaffinity(0, sizeof(*set), set) == 0;
+#endif
+}
+
 int affinity_cpus() {
   cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  if (affinity_set(&set)) return CPU_COUNT(&set);
   const unsigned hc = std::thread::hardware_concurrency();
   return hc ? static_cast<int>(hc) : 1;
 }
@@ -175,10 +187,17 @@ std::atomic<int> g_threads{0};
 }  // namespace
 
 int physical_cores() {
+#if defined(__EMSCRIPTEN__)
+  // WebAssembly: the engine's count (1 without -pthread), at most the worker pool made at start-up
+  // (TRUENO_WASM_MAX_THREADS, cmake/TruenoWasm.cmake): a thread beyond it would start only after the
+  // caller returned to the event loop, which a parallel_for waiting for it never does.
+  static const int wasm_cores = std::min(affinity_cpus(), TRUENO_WASM_MAX_THREADS);
+  return wasm_cores;
+#else
   static const int cores = [] {
     std::set<std::pair<std::string, std::string>> ids;
     cpu_set_t set;
-    const bool have_set = sched_getaffinity(0, sizeof(set), &set) == 0;
+    const bool have_set = affinity_set(&set);
     for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
       if (have_set && !CPU_ISSET(cpu, &set)) continue;
       const std::string base = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
@@ -192,6 +211,7 @@ int physical_cores() {
     return n > 0 && n <= cpus ? n : cpus;
   }();
   return cores;
+#endif
 }
 
 int num_threads() {

@@ -68,7 +68,7 @@ std::string report(std::vector<std::string>* problems) {
   for (const auto& e : std::filesystem::directory_iterator(dir))
     if (e.path().extension() == ".yaml") files.push_back(e.path());
   std::sort(files.begin(), files.end());
-  const std::vector<std::string> kBackends = {"scalar", "sse2", "avx", "avx2", "avx512", "neon", "wasm"};
+  const std::vector<std::string> kBackends = {"scalar", "sse2", "avx", "avx2", "avx512", "neon", "wasm_simd"};
   for (const auto& f : files) {
     const YAML::Node y = YAML::LoadFile(f.string());
     if (y["kind"] && y["kind"].as<std::string>() == "gate") continue;  // gpu-parity.yaml: the gate's thresholds

@@ -12,8 +12,9 @@
 namespace trueno::test {
 namespace {
 
-// The compiler's own half type: an independent f16 reference (hardware or libgcc conversion).
-#if defined(__aarch64__)
+// The compiler's own half type: an independent f16 reference (hardware or libgcc/compiler-rt
+// conversion; clang has no _Float16 for WebAssembly, only the storage type __fp16).
+#if defined(__aarch64__) || defined(__wasm__)
 using half_t = __fp16;
 #else
 using half_t = _Float16;

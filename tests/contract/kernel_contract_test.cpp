@@ -32,6 +32,9 @@ std::uint64_t base_seed() {
 }
 
 // Half uniform over the domain, half log-uniform magnitudes (small values matter for tanh, erfc...).
+// A draw in [0, n) as a size (std::size_t is 32 bits on wasm32, the generator's values 64).
+std::size_t below(std::mt19937_64& rng, std::size_t n) { return static_cast<std::size_t>(rng() % n); }
+
 float draw(std::mt19937_64& rng, double lo, double hi) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   if (u(rng) < 0.5) return static_cast<float>(lo + (hi - lo) * u(rng));
@@ -295,7 +298,7 @@ TEST_P(KernelContract, Obligations) {
   if (k->kind == Kind::Dequant) {
     const auto type = parse_quant_type(p.op.substr(8));
     std::normal_distribution<float> g(0.0f, 0.02f);
-    for (std::size_t nb : {std::size_t{1}, std::size_t{2}, std::size_t{7}, 1 + rng() % 40}) {
+    for (std::size_t nb : {std::size_t{1}, std::size_t{2}, std::size_t{7}, 1 + below(rng, 40)}) {
       Inputs in;
       in.nb = nb;
       in.n = nb * quant_info(type).block_elems;
@@ -318,7 +321,7 @@ TEST_P(KernelContract, Obligations) {
     qdot_types("dot_" + p.op.substr(9), &wt, &xt);
     const auto wtype = static_cast<QuantType>(wt), xtype = static_cast<QuantType>(xt);
     std::normal_distribution<float> g(0.0f, 0.02f);
-    for (std::size_t m : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{9}, 1 + rng() % 20}) {
+    for (std::size_t m : {std::size_t{1}, std::size_t{3}, std::size_t{4}, std::size_t{9}, 1 + below(rng, 20)}) {
       Inputs in;
       in.nb = 1 + rng() % 6;
       in.m = m;
@@ -342,7 +345,7 @@ TEST_P(KernelContract, Obligations) {
     int wt, xt;
     qdot_types(p.op, &wt, &xt);
     const auto wtype = static_cast<QuantType>(wt), xtype = static_cast<QuantType>(xt);
-    std::vector<std::size_t> blocks = {1, 2, 3, 5, 8, 16, 1 + rng() % 64};
+    std::vector<std::size_t> blocks = {1, 2, 3, 5, 8, 16, 1 + below(rng, 64)};
     std::normal_distribution<float> g(0.0f, 0.02f);
     for (std::size_t nb : blocks) {
       Inputs in;
@@ -369,7 +372,7 @@ TEST_P(KernelContract, Obligations) {
                                {7, 33, 257, 3}, {25, 70, 300, 0}, {100, 1, 50, 2},  {1, 100, 50, 0},
                                {64, 64, 64, 0}, {0, 5, 5, 0},     {5, 0, 5, 0},     {5, 5, 0, 0},
                                {129, 130, 131, 5}};
-  shapes.push_back({1 + rng() % 200, 1 + rng() % 200, 1 + rng() % 300, rng() % 4});
+  shapes.push_back({1 + below(rng, 200), 1 + below(rng, 200), 1 + below(rng, 300), below(rng, 4)});
   for (const auto& s : shapes) {
     const std::size_t cols = k->kind == Kind::Matvec || k->kind == Kind::Transpose ? s.k : s.n;
     const Inputs in = matrix_inputs(rng, s.m, cols, s.k, s.pad, s.m % 3, k->kind);
@@ -388,7 +391,9 @@ std::vector<Param> all_params() {
 
 INSTANTIATE_TEST_SUITE_P(Contract, KernelContract, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param>& info) {
-                           return info.param.op + "_" + std::string(name(info.param.backend));
+                           std::string backend(name(info.param.backend));  // "wasm-simd": gtest names take no '-'
+                           for (char& ch : backend) ch = ch == '-' ? '_' : ch;
+                           return info.param.op + "_" + backend;
                          });
 
 TEST(ContractRegistry, EveryKernelHasAContractAndEveryContractAKernel) {

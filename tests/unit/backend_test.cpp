@@ -29,7 +29,11 @@ TEST(Backend, ReportCoversEveryBackendWithAReason) {
   ASSERT_EQ(report.size(), std::size(kAllBackends));
   for (const auto& s : report) EXPECT_FALSE(s.reason.empty()) << name(s.backend);
   EXPECT_TRUE(is_available(Backend::Scalar));
+#if defined(__wasm__)
+  EXPECT_TRUE(is_available(Backend::WasmSIMD));  // Note [WASM SIMD availability] (core/backend.cpp)
+#else
   EXPECT_FALSE(is_available(Backend::WasmSIMD));
+#endif
 }
 
 TEST(Backend, BestIsAvailableAndTheWidest) {
@@ -48,6 +52,9 @@ TEST(Backend, BestIsAvailableAndTheWidest) {
 #elif defined(__aarch64__)
   EXPECT_EQ(b, Backend::NEON);
   EXPECT_FALSE(is_available(Backend::AVX2));
+#elif defined(__wasm__)
+  EXPECT_EQ(b, Backend::WasmSIMD);
+  EXPECT_FALSE(is_available(Backend::SSE2));
 #endif
 }
 

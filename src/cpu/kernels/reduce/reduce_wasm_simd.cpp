@@ -1,0 +1,3 @@
+// Reductions for wasm_simd: the generic body compiled with this ISA's flags only.
+#include "cpu/simd/vec_wasm_simd.h"
+#include "cpu/kernels/reduce/reduce_impl.h"
