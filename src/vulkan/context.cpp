@@ -320,14 +320,35 @@ const Pipeline& Context::pipeline(const char* module, std::uint32_t buffers, std
   key += ']';
   std::lock_guard lock(mu_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
+  const EmbeddedShader* s = find_shader(module);
+  if (s == nullptr) throw InvalidArgument(strcat("no embedded Vulkan shader '", module, "'"));
+  return build_pipeline(key, module, std::span(s->words, s->word_count), buffers, push_bytes, spec);
+}
+
+const Pipeline& Context::pipeline_from_spirv(std::string_view name, std::span<const std::uint32_t> words, std::uint32_t buffers,
+                                             std::uint32_t push_bytes, std::span<const std::uint32_t> spec) {
+  if (words.size() < 5 || words[0] != 0x07230203u) throw InvalidArgument(strcat("shader ", name, ": not a SPIR-V module"));
+  std::uint64_t h = 1469598103934665603ull;  // the words' hash: one name given two modules gets two pipelines
+  for (const std::uint32_t w : words) h = (h ^ w) * 1099511628211ull;
+  std::ostringstream module;
+  module << "spirv:" << name << ":" << std::hex << h;
+  std::string key = strcat(module.str(), '[');
+  for (std::size_t i = 0; i < spec.size(); ++i) key += strcat(i ? "," : "", spec[i]);
+  key += ']';
+  std::lock_guard lock(mu_);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
+  return build_pipeline(key, module.str(), words, buffers, push_bytes, spec);
+}
+
+// Called with mu_ held.
+const Pipeline& Context::build_pipeline(const std::string& key, const std::string& module, std::span<const std::uint32_t> words,
+                                        std::uint32_t buffers, std::uint32_t push_bytes, std::span<const std::uint32_t> spec) {
   const Api& a = *api_;
   VkShaderModule& m = modules_[module];
   if (m == VK_NULL_HANDLE) {
-    const EmbeddedShader* s = find_shader(module);
-    if (s == nullptr) throw InvalidArgument(strcat("no embedded Vulkan shader '", module, "'"));
     VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    ci.codeSize = s->word_count * 4;
-    ci.pCode = s->words;
+    ci.codeSize = words.size() * 4;
+    ci.pCode = words.data();
     check(a.vkCreateShaderModule(device_, &ci, nullptr, &m), strcat("vkCreateShaderModule(", module, ")").c_str());
   }
   if (push_bytes > info_.max_push_constants)
