@@ -1,0 +1,194 @@
+// decy's stages on small inline CUDA snippets: parse (kernels, parameters, types), checks (every
+// unsupported construct named with its line), codegen (the CUDA -> GLSL mapping), and glslc accepting
+// the output where glslc is found.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "check.h"
+#include "glsl.h"
+#include "parse.h"
+
+namespace decy {
+namespace {
+
+Glsl translate(const std::string& src, const std::string& kernel = "", const ParseOptions& o = {}) {
+  const Module m = parse_source("snippet.cu", src, o);
+  return emit_glsl(check(m, kernel), "snippet.cu");
+}
+
+std::string errors(const Glsl& g) {
+  std::string s;
+  for (const auto& e : g.errors) s += e.str() + "\n";
+  return s;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+// glslc accepts the shader (skipped where the build found no glslc).
+void expect_compiles(const Glsl& g, const std::string& name) {
+#ifdef DECY_GLSLC
+  const std::string dir = ::testing::TempDir();
+  const std::string comp = dir + "/decy_" + name + ".comp", spv = dir + "/decy_" + name + ".spv";
+  std::ofstream(comp) << g.text;
+  const std::string cmd = std::string(DECY_GLSLC) + " --target-env=vulkan1.1 -Werror -fshader-stage=compute -o " + spv + " " + comp;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << g.text;
+#else
+  (void)g, (void)name;
+#endif
+}
+
+const char* kAdd = R"(
+extern "C" __global__ void add(float* __restrict__ y, const float* __restrict__ x, int n, float alpha) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += alpha * x[i];
+}
+)";
+
+TEST(DecyParse, FindsKernelsAndTheirParameters) {
+  const Module m = parse_source("snippet.cu", kAdd);
+  EXPECT_TRUE(m.clang_errors.empty()) << (m.clang_errors.empty() ? "" : m.clang_errors[0].str());
+  const auto ks = kernels(m);
+  ASSERT_EQ(ks.size(), 1u);
+  const Function& k = *ks[0];
+  EXPECT_EQ(k.name, "add");
+  EXPECT_EQ(k.loc.line, 2u);
+  ASSERT_EQ(k.params.size(), 4u);
+  EXPECT_TRUE(k.params[0].type.pointer);
+  EXPECT_FALSE(k.params[0].type.is_const);
+  EXPECT_TRUE(k.params[0].type.restrict_);
+  EXPECT_EQ(k.params[0].type.scalar, Scalar::F32);
+  EXPECT_TRUE(k.params[1].type.is_const);
+  EXPECT_EQ(k.params[2].type.scalar, Scalar::I32);
+  EXPECT_FALSE(k.params[2].type.pointer);
+  EXPECT_EQ(k.params[3].type.scalar, Scalar::F32);
+}
+
+TEST(DecyParse, ReadsOperatorsAndFoldsConstants) {
+  const Module m = parse_source("snippet.cu", R"(
+#define N 8
+__global__ void k(int* y) { int a = N * 4; a <<= 1; y[0] = -a % 3; }
+)");
+  ASSERT_EQ(m.functions.size(), 1u);
+  const Stmt& body = m.functions[0].body;
+  ASSERT_EQ(body.body.size(), 3u);
+  const Expr& init = body.body[0].decls.at(0).init;
+  EXPECT_EQ(init.kind, Expr::Kind::IntLit);
+  EXPECT_EQ(init.ival, 32u);
+  EXPECT_EQ(body.body[1].exprs.at(0).op, "<<=");
+  EXPECT_EQ(body.body[2].exprs.at(0).args.at(1).op, "%");
+}
+
+TEST(DecyGlsl, MapsBuffersPushConstantsAndIndexVariables) {
+  const Glsl g = translate(kAdd);
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "#version 450"));
+  EXPECT_TRUE(contains(g.text, "layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;"));
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 0) restrict buffer decy_buf_y { float y[]; };"));
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 1) restrict readonly buffer decy_buf_x { float x[]; };"));
+  EXPECT_TRUE(contains(g.text, "layout(push_constant) uniform decy_push { int n; float alpha; } decy_pc;"));
+  EXPECT_TRUE(contains(g.text, "gl_WorkGroupID.x"));
+  EXPECT_TRUE(contains(g.text, "gl_WorkGroupSize.x"));
+  EXPECT_TRUE(contains(g.text, "gl_LocalInvocationID.x"));
+  EXPECT_TRUE(contains(g.text, "//   offset 4: float alpha (4 bytes)"));
+  ASSERT_EQ(g.bindings.size(), 2u);
+  EXPECT_TRUE(g.bindings[1].readonly);
+  ASSERT_EQ(g.push.size(), 2u);
+  EXPECT_EQ(g.push[1].offset, 4u);
+  EXPECT_EQ(g.push_bytes, 8u);
+  expect_compiles(g, "add");
+}
+
+TEST(DecyGlsl, SharedMemoryBarriersShufflesHelpersAndOffsets) {
+  const Glsl g = translate(R"(
+__device__ float twice(float v) { return 2.0f * v; }
+__device__ void bump(float& v) { v += 1.0f; }
+__global__ void k(const float* __restrict__ x, float* out, int n) {
+  __shared__ float s[BLOCK];
+  x += blockIdx.x * n;
+  const float* row = x + 1;
+  float v = twice(row[threadIdx.x]) + gridDim.x;
+  bump(v);
+  v += __shfl_xor_sync(0xffffffffu, v, 16);
+  v += __shfl_down_sync(0xffffffffu, v, 1);
+  s[threadIdx.x] = fmaxf(v, 0.0f) + rsqrtf(expf(v));
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
+)", "", ParseOptions{{"BLOCK=64"}});
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "shared float s[64];"));
+  EXPECT_TRUE(contains(g.text, "barrier();"));
+  EXPECT_TRUE(contains(g.text, "subgroupShuffleXor(v, 16u)"));
+  EXPECT_TRUE(contains(g.text, "decy_shfl_down(v, 1u)"));
+  EXPECT_TRUE(contains(g.text, "#extension GL_KHR_shader_subgroup_shuffle : require"));
+  EXPECT_TRUE(contains(g.text, "float twice(float v)"));
+  EXPECT_TRUE(contains(g.text, "void bump(inout float v)"));
+  EXPECT_TRUE(contains(g.text, "uint x_off = 0u;"));
+  EXPECT_TRUE(contains(g.text, "x_off += (gl_WorkGroupID.x * uint(n));"));
+  EXPECT_TRUE(contains(g.text, "uint row_off = x_off + 1u;"));
+  EXPECT_TRUE(contains(g.text, "x[row_off + gl_LocalInvocationID.x]"));
+  EXPECT_TRUE(contains(g.text, "gl_NumWorkGroups.x"));
+  EXPECT_TRUE(contains(g.text, "inversesqrt(exp(v))"));
+  expect_compiles(g, "shared");
+}
+
+TEST(DecyGlsl, TheOnlyKernelNeedsNoName) {
+  EXPECT_TRUE(translate(kAdd).errors.empty());
+  const Glsl two = translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }");
+  ASSERT_EQ(two.errors.size(), 1u);
+  EXPECT_TRUE(contains(two.errors[0].message, "defines 2 kernels: name one with --kernel"));
+  EXPECT_TRUE(translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }", "other").errors.empty());
+}
+
+// Note [Unsupported constructs]: each is named with its line, never translated.
+struct Unsupported {
+  const char* construct;
+  const char* source;
+  unsigned line;
+  const char* message;
+};
+const Unsupported kUnsupported[] = {
+    {"goto", "__global__ void k(float* y) {\n  goto end;\n  y[0] = 1.0f;\nend:\n  return;\n}", 2, "goto"},
+    {"printf", "__global__ void k(float* y) {\n  y[0] = 1.0f;\n  printf(\"%f\", y[0]);\n}", 3, "call to 'printf'"},
+    {"recursion", "__device__ int f(int n) {\n  return n > 0 ? f(n - 1) : 0;\n}\n__global__ void k(int* y) { y[0] = f(3); }", 2,
+     "recursive call of 'f'"},
+    {"double", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
+    {"asm", "__global__ void k(float* y) {\n  asm(\"exit;\");\n}", 2, "inline PTX asm"},
+    {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
+    {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
+    {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
+    {"helper pointer", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  y[0] = first(y);\n}", 1,
+     "pointer parameter 'p'"},
+};
+
+TEST(DecyCheck, UnsupportedConstructsAreNamedWithTheirLine) {
+  for (const Unsupported& u : kUnsupported) {
+    const Glsl g = translate(u.source);
+    EXPECT_TRUE(g.text.empty()) << u.construct;
+    bool found = false;
+    for (const auto& e : g.errors) found |= e.loc.line == u.line && contains(e.message, u.message) && e.loc.file == "snippet.cu";
+    EXPECT_TRUE(found) << u.construct << ": expected line " << u.line << " '" << u.message << "', got:\n" << errors(g);
+  }
+}
+
+TEST(DecyCheck, ErrorsInAnotherKernelDoNotBlockThisOne) {
+  const std::string src = std::string(kAdd) + "__global__ void bad(float* y) { printf(\"x\"); }\n";
+  EXPECT_TRUE(translate(src, "add").errors.empty());
+  EXPECT_FALSE(translate(src, "bad").errors.empty());
+}
+
+TEST(DecyCheck, TemplateKernelsAreListedAsSkipped) {
+  const Module m = parse_source("snippet.cu", "template <int N> __global__ void t(float* y) { y[0] = N; }\n");
+  ASSERT_EQ(m.skipped.size(), 1u);
+  EXPECT_EQ(m.skipped[0].name, "t");
+  const Checked c = check(m, "t");
+  ASSERT_FALSE(c.errors.empty());
+  EXPECT_TRUE(contains(c.errors[0].message, "template"));
+}
+
+}  // namespace
+}  // namespace decy

@@ -1,0 +1,153 @@
+// decy end to end: the kernels of testdata/kernels.cu, translated to GLSL and compiled to SPIR-V at build
+// time (decy/CMakeLists.txt), run on a Vulkan device (lavapipe in CI) against a CPU reference under
+// contracts/gpu/decy.yaml. A visible skip without a Vulkan device or without the Vulkan backend.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "support/gpu_contract.h"
+#ifdef TRUENO_TESTS_WITH_VULKAN
+#include "trueno/vulkan/context.h"
+#endif
+
+namespace {
+
+#ifdef TRUENO_TESTS_WITH_VULKAN
+using trueno::vulkan::Buffer;
+using trueno::vulkan::Context;
+using trueno::vulkan::Pipeline;
+using trueno::vulkan::Recorder;
+
+#define DECY_REQUIRE_VULKAN_DEVICE()                                                                  \
+  do {                                                                                                \
+    std::string why_;                                                                                 \
+    if (!trueno::vulkan::probe(0, &why_)) GTEST_SKIP() << "skipped: no Vulkan device: " << why_;     \
+  } while (0)
+
+Context& context() {
+  static const std::shared_ptr<Context> c = [] {
+    auto ctx = Context::open(0);
+    std::printf("[decy] %s\n", ctx->info().describe().c_str());
+    return ctx;
+  }();
+  return *c;
+}
+
+// The SPIR-V decy + glslc made of kernel `name` at build time.
+std::vector<std::uint32_t> spirv(const std::string& name) {
+  std::ifstream f(std::string(DECY_SPIRV_DIR) + "/" + name + ".spv", std::ios::binary);
+  EXPECT_TRUE(f.good()) << "no SPIR-V for " << name << " in " << DECY_SPIRV_DIR;
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), words.size() * 4);
+  return words;
+}
+
+Buffer upload(const std::vector<float>& v) {
+  Buffer b(context(), v.size() * 4);
+  b.upload(v.data(), v.size() * 4);
+  return b;
+}
+std::vector<float> download(const Buffer& b, std::size_t n) {
+  std::vector<float> v(n);
+  b.download(v.data(), n * 4);
+  return v;
+}
+
+struct Push2 {
+  std::int32_t n;
+  float f;
+};
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 r(trueno::test::gpu_test_seed("decy"));
+  return r;
+}
+
+TEST(DecyVulkanGpu, AddRowsBiasMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int rows = 5, n = 300, block = 64;
+  auto y = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  const auto b = trueno::test::random_normal(n, rng(), 1.0f);
+  std::vector<float> cpu = y;
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i < n; ++i) cpu[static_cast<std::size_t>(r) * n + i] += b[i];
+  Buffer by = upload(y), bb = upload(b);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("add_rows_bias", spirv("add_rows_bias"), 2, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&by, &bb}, push, (n + block - 1) / block, rows);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "add_rows_bias", download(by, y.size()), cpu, "5 x 300");
+}
+
+TEST(DecyVulkanGpu, SwigluMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 1000, block = 128, groups = 3;  // fewer threads than values: the grid-stride loop
+  const auto g = trueno::test::random_normal(n, rng(), 2.0f), u = trueno::test::random_normal(n, rng(), 1.0f);
+  std::vector<float> cpu(n);
+  for (int i = 0; i < n; ++i) cpu[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  Buffer bg = upload(g), bu = upload(u), bo(context(), n * 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("swiglu", spirv("swiglu"), 3, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&bg, &bu, &bo}, push, groups);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "swiglu", download(bo, n), cpu, "1000");
+}
+
+std::vector<float> row_sums(const std::vector<float>& x, int rows, int n, float scale) {
+  std::vector<float> out(rows);
+  for (int r = 0; r < rows; ++r) {
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += x[static_cast<std::size_t>(r) * n + i];
+    out[r] = static_cast<float>(s) * scale;
+  }
+  return out;
+}
+
+TEST(DecyVulkanGpu, RowSumThroughSharedMemoryMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int rows = 7, n = 1000, block = 256;  // block = ROW_SUM_THREADS, the shared array's size
+  const auto x = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  Buffer bx = upload(x), bo(context(), rows * 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("row_sum_shared", spirv("row_sum_shared"), 2, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&bx, &bo}, push, rows);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "row_sum_shared", download(bo, rows), row_sums(x, rows, n, 1.0f), "7 x 1000");
+}
+
+TEST(DecyVulkanGpu, RowSumThroughWarpShufflesMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const std::uint32_t sg = context().info().subgroup_size;
+  // The kernel's second stage sums the per-warp values with one warp: at most warpSize warps per block
+  // (always true in CUDA, where 1024 threads are 32 warps of 32; on lavapipe's subgroups of 8: 64 threads).
+  if (sg == 0) GTEST_SKIP() << "skipped: the device reports no subgroup size";
+  const int rows = 6, n = 777, block = static_cast<int>(std::min(256u, sg * sg));
+  const auto x = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  Buffer bx = upload(x), bo(context(), rows * 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("row_sum_warp", spirv("row_sum_warp"), 2, 8, spec);
+  Recorder rec(context());
+  const Push2 push{n, 0.5f};
+  rec.dispatch(p, {&bx, &bo}, push, rows);
+  rec.submit();
+  std::printf("subgroup size %u, block %d\n", sg, block);
+  trueno::test::expect_gpu_contract("decy", "row_sum_warp", download(bo, rows), row_sums(x, rows, n, 0.5f), "6 x 777");
+}
+#else
+TEST(DecyVulkanGpu, NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
+#endif
+
+}  // namespace
