@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "support/gpu_contract.h"
+#include "trueno/ops.h"
 #ifdef TRUENO_TESTS_WITH_VULKAN
 #include "trueno/vulkan/context.h"
 #endif
@@ -145,6 +146,33 @@ TEST(DecyVulkanGpu, RowSumThroughWarpShufflesMatchesTheCpu) {
   rec.submit();
   std::printf("subgroup size %u, block %d\n", sg, block);
   trueno::test::expect_gpu_contract("decy", "row_sum_warp", download(bo, rows), row_sums(x, rows, n, 0.5f), "6 x 777");
+}
+// The project's own CUDA kernels (src/cuda/kernels/layer_ops.cu) through decy, against the CPU ops.
+TEST(DecyVulkanGpu, ProjectSwigluAndAddMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 1000, block = 256, groups = (n + block - 1) / block;
+  const auto g = trueno::test::random_normal(n, rng(), 2.0f), u = trueno::test::random_normal(n, rng(), 1.0f);
+  const std::uint32_t spec[1] = {block};
+  const std::int32_t push = n;
+  std::vector<float> cpu(n);
+  {
+    trueno::ops::swiglu(g, u, cpu);
+    Buffer bg = upload(g), bu = upload(u);
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_swiglu", spirv("layer_ops_swiglu"), 2, 4, spec);
+    Recorder rec(context());
+    rec.dispatch(p, {&bg, &bu}, push, groups);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_swiglu", download(bg, n), cpu, "1000");
+  }
+  {
+    trueno::ops::add(g, u, cpu);
+    Buffer bx = upload(g), by = upload(u);
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_add_inplace", spirv("layer_ops_add_inplace"), 2, 4, spec);
+    Recorder rec(context());
+    rec.dispatch(p, {&bx, &by}, push, groups);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_add_inplace", download(bx, n), cpu, "1000");
+  }
 }
 #else
 TEST(DecyVulkanGpu, NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }

@@ -439,6 +439,10 @@ class Parser {
       case CXCursor_BreakStmt: s.kind = Stmt::Kind::Break; break;
       case CXCursor_ContinueStmt: s.kind = Stmt::Kind::Continue; break;
       case CXCursor_NullStmt: break;
+      case CXCursor_UnexposedStmt:  // libclang 14's AttributedStmt: `#pragma unroll` before a loop (a hint: dropped)
+        if (ops.size() == 1 && clang_isStatement(clang_getCursorKind(ops[0]))) return stmt(ops[0]);
+        error(c, "statement 'UnexposedStmt'");
+        break;
       case CXCursor_GotoStmt: error(c, "goto"); break;
       case CXCursor_LabelStmt: error(c, "a label (goto target)"); break;
       case CXCursor_SwitchStmt: error(c, "switch (not in this slice: write it as if/else)"); break;
