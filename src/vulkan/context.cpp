@@ -106,6 +106,7 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
   d.storage_16bit = s16.storageBuffer16BitAccess == VK_TRUE;
+  d.int64 = feats.features.shaderInt64 == VK_TRUE;
   d.float16 = f16.shaderFloat16 == VK_TRUE;
   d.integer_dot_product = idot_ext && idot.shaderIntegerDotProduct == VK_TRUE;
   d.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix") || has_extension(exts, "VK_NV_cooperative_matrix");
@@ -230,6 +231,10 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
     ci.enabledExtensionCount = 1;
     ci.ppEnabledExtensionNames = &coop_ext;
   }
+  // 64-bit integers in shaders where the device has them (decy's kernels index with CUDA's u64).
+  VkPhysicalDeviceFeatures core{};
+  core.shaderInt64 = info_.int64 ? VK_TRUE : VK_FALSE;
+  ci.pEnabledFeatures = &core;
   check(a.vkCreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
   coopmat_enabled_ = coopmat_gemm_;
   a.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
