@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -173,6 +174,25 @@ TEST(DecyVulkanGpu, ProjectSwigluAndAddMatchTheCpu) {
     rec.submit();
     trueno::test::expect_gpu_contract("decy", "layer_ops_add_inplace", download(bx, n), cpu, "1000");
   }
+}
+// prefill_ops.cu's add_rows: a 64-bit row offset (u64), so the device needs shaderInt64.
+TEST(DecyVulkanGpu, ProjectAddRowsMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device has no shaderInt64 (add_rows indexes with u64)";
+  const int rows = 4, n = 333, block = 64;
+  const auto y = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  const auto b = trueno::test::random_normal(n, rng(), 1.0f);
+  std::vector<float> cpu(y.size());
+  for (int r = 0; r < rows; ++r)
+    trueno::ops::add(std::span(y).subspan(static_cast<std::size_t>(r) * n, n), b, std::span(cpu).subspan(static_cast<std::size_t>(r) * n, n));
+  Buffer by = upload(y), bb = upload(b);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("prefill_ops_add_rows", spirv("prefill_ops_add_rows"), 2, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&by, &bb}, push, (n + block - 1) / block, rows);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "prefill_ops_add_rows", download(by, y.size()), cpu, "4 x 333");
 }
 #else
 TEST(DecyVulkanGpu, NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
