@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -41,9 +42,11 @@ Context& context() {
   return *c;
 }
 
-// The SPIR-V decy + glslc made of kernel `name` at build time.
+// The SPIR-V decy + glslc made of kernel `name` at build time (DECY_SPIRV_DIR moves the folder: a copy
+// of the build on another machine).
 std::vector<std::uint32_t> spirv(const std::string& name) {
-  std::ifstream f(std::string(DECY_SPIRV_DIR) + "/" + name + ".spv", std::ios::binary);
+  const char* env = std::getenv("DECY_SPIRV_DIR");
+  std::ifstream f(std::string(env != nullptr && *env != '\0' ? env : DECY_SPIRV_DIR) + "/" + name + ".spv", std::ios::binary);
   EXPECT_TRUE(f.good()) << "no SPIR-V for " << name << " in " << DECY_SPIRV_DIR;
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   std::vector<std::uint32_t> words(bytes.size() / 4);
