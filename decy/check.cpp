@@ -1,8 +1,7 @@
 // Note [Unsupported constructs]
 // decy never translates what it does not understand: parse.cpp turns constructs the IR cannot hold (goto,
 // switch, asm, structs, address-of, ...) into diagnostics, and this file rejects what the IR holds but GLSL
-// cannot express (recursion, calls of undefined functions such as printf, doubles, pointer parameters of
-// helpers, partial-warp shuffles). A kernel is translated only when no diagnostic falls inside it or the
+// cannot express (recursion, calls of undefined functions such as printf, doubles, partial-warp shuffles). A kernel is translated only when no diagnostic falls inside it or the
 // helpers it reaches (errors in other functions of the file do not block it); libclang's own errors count
 // the same way, and those outside every function (a missing header) block every kernel.
 #include "check.h"
@@ -47,8 +46,7 @@ class Checker {
   void function(const Function& f) {
     for (const auto& p : f.params) {
       type(p.type, p.loc, "parameter '" + p.name + "'");
-      if (!f.kernel && (p.type.pointer || p.type.array))
-        error(p.loc, "pointer parameter '" + p.name + "' of __device__ helper '" + f.name + "' (GLSL functions take no buffers: inline it)");
+      if (!f.kernel && p.type.array) error(p.loc, "array parameter '" + p.name + "' of __device__ helper '" + f.name + "'");
       if (f.kernel && p.type.reference) error(p.loc, "reference parameter '" + p.name + "' of a kernel");
     }
     if (f.ret.pointer || f.ret.array || f.ret.reference) error(f.loc, "helper '" + f.name + "' returns a pointer or reference");

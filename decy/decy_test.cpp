@@ -136,6 +136,31 @@ __global__ void k(const float* __restrict__ x, float* out, int n) {
   expect_compiles(g, "shared");
 }
 
+// Note [Helpers with pointer parameters]: one GLSL function per combination of buffers, the offset passed.
+TEST(DecyGlsl, HelpersWithPointerParametersAreSpecializedPerBuffer) {
+  const Glsl g = translate(R"(
+__device__ float sum_squares(const float* p, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) { s += p[i] * p[i]; }
+  return s;
+}
+__device__ float twice_sum(const float* p, int n) { return 2.0f * sum_squares(p, n); }
+__global__ void k(const float* __restrict__ a, const float* __restrict__ b, float* out, int n) {
+  a += blockIdx.x * n;
+  out[blockIdx.x] = twice_sum(a, n) + sum_squares(b + 4, n - 4);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "float sum_squares_a(uint p_off, int n)"));
+  EXPECT_TRUE(contains(g.text, "float sum_squares_b(uint p_off, int n)"));
+  EXPECT_TRUE(contains(g.text, "float twice_sum_a(uint p_off, int n)"));
+  EXPECT_TRUE(contains(g.text, "a[p_off + uint(i)]"));
+  EXPECT_TRUE(contains(g.text, "twice_sum_a(a_off, n)"));
+  EXPECT_TRUE(contains(g.text, "sum_squares_b(0u + 4u, (n - 4))"));
+  EXPECT_LT(g.text.find("float sum_squares_a("), g.text.find("float twice_sum_a("));  // callee first
+  expect_compiles(g, "helpers");
+}
+
 TEST(DecyGlsl, TheOnlyKernelNeedsNoName) {
   EXPECT_TRUE(translate(kAdd).errors.empty());
   const Glsl two = translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }");
@@ -161,8 +186,8 @@ const Unsupported kUnsupported[] = {
     {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
     {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
-    {"helper pointer", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  y[0] = first(y);\n}", 1,
-     "pointer parameter 'p'"},
+    {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
+     "pointer argument 1 of 'first'"},
 };
 
 TEST(DecyCheck, UnsupportedConstructsAreNamedWithTheirLine) {

@@ -197,6 +197,31 @@ TEST(DecyVulkanGpu, ProjectAddRowsMatchesTheCpu) {
   rec.submit();
   trueno::test::expect_gpu_contract("decy", "prefill_ops_add_rows", download(by, y.size()), cpu, "4 x 333");
 }
+// layer_ops.cu's attention_combine (through attention.cuh's attention_combine_body, a helper taking two
+// buffers: Note [Helpers with pointer parameters]): per head, the sum of the chunks' partial outputs.
+TEST(DecyVulkanGpu, ProjectAttentionCombineMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device has no shaderInt64 (attention_combine indexes with u64)";
+  const int heads = 3, hd = 40, max_chunks = 5, pos = 200, chunk = 64, n_chunks = (pos + 1 + chunk - 1) / chunk, block = 32;
+  const auto o = trueno::test::random_normal(static_cast<std::size_t>(heads) * max_chunks * hd, rng(), 1.0f);
+  std::vector<float> cpu(static_cast<std::size_t>(heads) * hd);
+  for (int h = 0; h < heads; ++h)
+    for (int d = 0; d < hd; ++d) {
+      float acc = 0.0f;  // the kernel's order: exact
+      for (int c = 0; c < n_chunks; ++c) acc += o[(static_cast<std::size_t>(h) * max_chunks + c) * hd + d];
+      cpu[static_cast<std::size_t>(h) * hd + d] = acc;
+    }
+  const std::vector<std::int32_t> posv = {pos};
+  Buffer bo = upload(o), bpos(context(), 4), bout(context(), cpu.size() * 4);
+  bpos.upload(posv.data(), 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("layer_ops_attention_combine", spirv("layer_ops_attention_combine"), 3, 8, spec);
+  Recorder rec(context());
+  const std::int32_t push[2] = {hd, max_chunks};
+  rec.dispatch(p, {&bo, &bpos, &bout}, push, heads);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "layer_ops_attention_combine", download(bout, cpu.size()), cpu, "3 heads x 40, 4 chunks");
+}
 #else
 TEST(DecyVulkanGpu, NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
 #endif

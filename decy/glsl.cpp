@@ -95,7 +95,6 @@ class Emitter {
       if (p.type.pointer && modifies(k.body, p.name)) offsets_[p.name] = rename(p.name) + "_off";
 
     std::ostringstream body;
-    for (const Function* f : c_.helpers) body << helper(*f) << "\n";
     body << "void main() {\n";
     for (const auto& p : k.params)
       if (!p.type.pointer) body << "  " << glsl_type(p.type.scalar) << " " << rename(p.name) << " = decy_pc." << rename(p.name) << ";\n";
@@ -103,8 +102,9 @@ class Emitter {
     level_ = 1;
     for (const auto& s : k.body.body) body << stmt(s);
     body << "}\n";
-    const std::string main_text = body.str();
-    return header(source) + globals() + main_text;
+    std::string text = body.str();
+    for (auto it = helper_texts_.rbegin(); it != helper_texts_.rend(); ++it) text = *it + "\n" + text;
+    return header(source) + globals() + text;
   }
 
  private:
@@ -196,17 +196,48 @@ class Emitter {
     return false;
   }
 
-  std::string helper(const Function& f) {
+  // Note [Helpers with pointer parameters]: GLSL functions take no buffers, so a __device__ helper is
+  // emitted once per combination of buffers its pointer parameters are given at its call sites
+  // (`f_x_w(uint p_off, ...)` reads buffer x through p), the element offset passed as a uint. Emitted on
+  // first call, so every callee precedes its caller.
+  std::string helper(const Function& f, const std::vector<std::string>& buffers) {
+    std::string name = rename(f.name);
+    for (const auto& b : buffers) name += "_" + b;
+    if (emitted_.contains(name)) return name;
+    emitted_.insert(name);
+    auto saved_views = std::move(views_);
+    auto saved_offsets = std::move(offsets_);
+    const int saved_level = level_;
+    views_.clear(), offsets_.clear();
     std::ostringstream o;
-    o << glsl_type(f.ret.scalar) << " " << rename(f.name) << "(";
+    o << glsl_type(f.ret.scalar) << " " << name << "(";
+    std::size_t b = 0;
     for (std::size_t i = 0; i < f.params.size(); ++i) {
       const auto& p = f.params[i];
-      o << (i ? ", " : "") << (p.type.reference && !p.type.is_const ? "inout " : "") << glsl_type(p.type.scalar) << " " << rename(p.name);
+      o << (i ? ", " : "");
+      if (p.type.pointer) {
+        views_[p.name] = buffers.at(b++);
+        o << "uint " << rename(p.name) << "_off";
+      } else {
+        o << (p.type.reference && !p.type.is_const ? "inout " : "") << glsl_type(p.type.scalar) << " " << rename(p.name);
+      }
     }
     o << ") ";
     level_ = 0;
     o << stmt(f.body);
-    return o.str();
+    helper_texts_.push_back(o.str());
+    views_ = std::move(saved_views), offsets_ = std::move(saved_offsets), level_ = saved_level;
+    return name;
+  }
+
+  // A pointer argument: the buffer it points into and the offset expression ("p + n" too).
+  bool pointer_arg(const Expr& e, std::string* buffer, std::string* offset) {
+    const Expr* base = &e;
+    std::string extra;
+    if (e.kind == Expr::Kind::Binary && (e.op == "+" || e.op == "-")) base = &e.args[0], extra = " " + e.op + " " + as_uint(e.args[1]);
+    if (!pointer_of(*base, buffer, offset)) return false;
+    *offset = (offset->empty() ? "0u" : *offset) + extra;
+    return true;
   }
 
   std::string indent() const { return std::string(2 * static_cast<std::size_t>(level_), ' '); }
@@ -271,6 +302,25 @@ class Emitter {
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
     }
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
+    for (const Function* f : c_.helpers) {
+      if (f->name != e.name) continue;
+      std::vector<std::string> buffers, args;
+      for (std::size_t i = 0; i < e.args.size() && i < f->params.size(); ++i) {
+        if (!f->params[i].type.pointer) {
+          args.push_back(ex(e.args[i]));
+          continue;
+        }
+        std::string buffer, offset;
+        if (!pointer_arg(e.args[i], &buffer, &offset)) {
+          error(e.loc, "pointer argument " + std::to_string(i + 1) + " of '" + e.name + "' that is not a parameter's buffer plus an offset");
+          return "0";
+        }
+        buffers.push_back(buffer), args.push_back(bare(offset));
+      }
+      std::string s = helper(*f, buffers) + "(";
+      for (std::size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];
+      return s + ")";
+    }
     std::string name = rename(e.name);
     if (auto m = kMath.find(e.name); m != kMath.end()) name = m->second;
     std::string s = name + "(";
@@ -441,6 +491,8 @@ class Emitter {
   std::map<std::string, std::string> offsets_;     // pointer parameter it offsets -> offset variable
   std::map<std::string, std::string> views_;       // local pointer -> the buffer it points into
   std::vector<VarDecl> shared_;
+  std::set<std::string> emitted_;              // helpers emitted (Note [Helpers with pointer parameters])
+  std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false;
 };
@@ -455,6 +507,7 @@ Glsl emit_glsl(const Checked& c, const std::string& source) {
   }
   Emitter e(c, out);
   out.text = e.run(source);
+  if (!out.errors.empty()) out.text.clear();  // never a partial translation
   out.subgroups = out.text.find("GL_KHR_shader_subgroup_basic") != std::string::npos;
   return out;
 }
