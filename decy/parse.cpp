@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <optional>
 #include <set>
+#include <stdexcept>
 
 #include "builtins.h"
 
@@ -473,8 +474,12 @@ class Parser {
       f.params.push_back({str(clang_getCursorSpelling(p)), type_of(clang_getCursorType(p)), loc(p)});
     }
     current_ = &f;
-    for (CXCursor k : children(c))
-      if (clang_getCursorKind(k) == CXCursor_CompoundStmt) f.body = stmt(k);
+    try {
+      for (CXCursor k : children(c))
+        if (clang_getCursorKind(k) == CXCursor_CompoundStmt) f.body = stmt(k);
+    } catch (const std::exception& e) {  // an AST shape decy did not expect (ops.at): this function only
+      error(c, std::string("decy could not read this function (") + e.what() + ")");
+    }
     current_ = nullptr;
     m_.functions.push_back(std::move(f));
   }
