@@ -231,10 +231,17 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
     ci.enabledExtensionCount = 1;
     ci.ppEnabledExtensionNames = &coop_ext;
   }
-  // 64-bit integers in shaders where the device has them (decy's kernels index with CUDA's u64).
+  // 64-bit integers and 16-bit storage-buffer elements in shaders where the device has them (decy's
+  // kernels index with CUDA's u64 and store f16 bits as u16).
   VkPhysicalDeviceFeatures core{};
   core.shaderInt64 = info_.int64 ? VK_TRUE : VK_FALSE;
   ci.pEnabledFeatures = &core;
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  if (info_.storage_16bit) {
+    s16.storageBuffer16BitAccess = VK_TRUE;
+    s16.pNext = const_cast<void*>(ci.pNext);
+    ci.pNext = &s16;
+  }
   check(a.vkCreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
   coopmat_enabled_ = coopmat_gemm_;
   a.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
