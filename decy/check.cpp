@@ -16,7 +16,7 @@ namespace {
 const std::set<std::string> kBuiltins = {
     "__syncthreads", "__shfl_xor_sync", "__shfl_down_sync", "expf", "__expf", "logf", "__logf", "sqrtf", "rsqrtf", "fmaxf", "fminf",
     "fabsf", "tanhf", "sinf", "cosf", "powf", "floorf", "ceilf", "fmaf", "__fdividef", "min", "max", "__float_as_int",
-    "__float_as_uint", "__int_as_float", "__uint_as_float"};
+    "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16"};
 
 bool inside(const Loc& l, const Function& f) { return l.line >= f.loc.line && l.line <= f.end_line && l.file == f.loc.file; }
 
@@ -75,8 +75,9 @@ class Checker {
   }
 
   void type(const Type& t, const Loc& l, const std::string& what) {
-    if (t.scalar == Scalar::Unsupported) error(l, "type '" + t.c_name + "' of " + what + " (not in decy's subset: int, unsigned, 64-bit integers, float, bool and pointers to them)");
+    if (t.scalar == Scalar::Unsupported) error(l, "type '" + t.c_name + "' of " + what + " (not in decy's subset: int, unsigned, 16- and 64-bit integers, float, bool and pointers to them)");
     else if (t.scalar == Scalar::F64) error(l, "double in " + what + " (write float: GLSL float64 needs shaderFloat64)");
+    else if (t.scalar == Scalar::U8 || t.scalar == Scalar::I8) error(l, "8-bit type '" + t.c_name + "' of " + what + " (not in this slice)");
   }
 
   void expr(const Expr& e) {

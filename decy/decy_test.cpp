@@ -161,6 +161,30 @@ __global__ void k(const float* __restrict__ a, const float* __restrict__ b, floa
   expect_compiles(g, "helpers");
 }
 
+// Note [16-bit values] and Note [PTX idioms]: u16 buffers are 16-bit storage, u16 values 32-bit and
+// truncated where C converts; the prelude's f16 conversion asm becomes exact GLSL.
+TEST(DecyGlsl, SixteenBitBuffersAndF16AsmIdioms) {
+  const Glsl g = translate(R"(
+typedef unsigned short u16;
+__device__ float to_f32(u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ u16 to_f16(float f) { u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__global__ void k(const u16* __restrict__ a, u16* __restrict__ b, short* c, int n) {
+  const int i = threadIdx.x;
+  b[i] = to_f16(to_f32(a[i]) * 2.0f);
+  c[i] = static_cast<short>(n + i);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "#extension GL_EXT_shader_16bit_storage : require"));
+  EXPECT_TRUE(contains(g.text, "readonly buffer decy_buf_a { uint16_t a[]; };"));
+  EXPECT_TRUE(contains(g.text, "f = unpackHalf2x16(uint(h)).x;"));
+  EXPECT_TRUE(contains(g.text, "h = decy_f32_to_f16(f);"));
+  EXPECT_TRUE(contains(g.text, "b[i] = uint16_t(to_f16((to_f32(uint(a[i])) * 2.0)));"));
+  EXPECT_TRUE(contains(g.text, "c[i] = int16_t(bitfieldExtract(int(n + i), 0, 16));"));
+  EXPECT_TRUE(contains(g.text, "storageBuffer16BitAccess"));
+  expect_compiles(g, "sixteen");
+}
+
 TEST(DecyGlsl, TheOnlyKernelNeedsNoName) {
   EXPECT_TRUE(translate(kAdd).errors.empty());
   const Glsl two = translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }");
@@ -182,7 +206,9 @@ const Unsupported kUnsupported[] = {
     {"recursion", "__device__ int f(int n) {\n  return n > 0 ? f(n - 1) : 0;\n}\n__global__ void k(int* y) { y[0] = f(3); }", 2,
      "recursive call of 'f'"},
     {"double", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
-    {"asm", "__global__ void k(float* y) {\n  asm(\"exit;\");\n}", 2, "inline PTX asm"},
+    {"asm", "__global__ void k(float* y) {\n  asm(\"exit;\");\n}", 2, "inline PTX asm \"exit;\""},
+    {"u16 increment", "__global__ void k(unsigned short* y) {\n  unsigned short h = y[0];\n  h++;\n  y[0] = h;\n}", 3, "on a 16-bit value"},
+    {"8-bit", "__global__ void k(signed char* y) {\n  y[0] = 1;\n}", 1, "8-bit type"},
     {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
     {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},

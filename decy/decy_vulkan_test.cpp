@@ -222,6 +222,46 @@ TEST(DecyVulkanGpu, ProjectAttentionCombineMatchesTheCpu) {
   rec.submit();
   trueno::test::expect_gpu_contract("decy", "layer_ops_attention_combine", download(bout, cpu.size()), cpu, "3 heads x 40, 4 chunks");
 }
+// layer_ops.cu's kv_append and prefill_ops.cu's cast_f16: f32 -> f16 bits in u16 buffers (the prelude's
+// cvt.rn.f16.f32 asm: Note [PTX idioms]), against trueno::ops::f32_to_f16 (round to nearest even).
+TEST(DecyVulkanGpu, ProjectF16StoresMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const int n = 515, pos = 3, block = 64;
+  auto x = trueno::test::random_normal(n, rng(), 3.0f);
+  x[0] = 65504.0f, x[1] = 1e-6f, x[2] = -1e-8f, x[3] = 1e6f;  // largest f16, a subnormal, underflow, overflow
+  std::vector<std::uint16_t> want(n);
+  trueno::ops::f32_to_f16(x, want);
+  const std::uint32_t spec[1] = {block};
+  auto halves = [](const Buffer& b, std::size_t count, std::size_t first) {
+    std::vector<std::uint16_t> h(count + first);
+    b.download(h.data(), h.size() * 2);
+    return std::vector<float>(h.begin() + static_cast<std::ptrdiff_t>(first), h.end());  // the bits as exact floats
+  };
+  const std::vector<float> want_bits(want.begin(), want.end());
+  {
+    const std::vector<std::int32_t> posv = {pos};
+    Buffer bk = upload(x), bv = upload(x), bkc(context(), (pos + 1) * n * 2 + 2), bvc(context(), (pos + 1) * n * 2 + 2), bpos(context(), 4);
+    bpos.upload(posv.data(), 4);
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_kv_append", spirv("layer_ops_kv_append"), 5, 4, spec);
+    Recorder rec(context());
+    const std::int32_t push = n;
+    rec.dispatch(p, {&bk, &bv, &bkc, &bvc, &bpos}, push, (n + block - 1) / block);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_kv_append", halves(bkc, n, static_cast<std::size_t>(pos) * n), want_bits, "k row 3");
+    trueno::test::expect_gpu_contract("decy", "layer_ops_kv_append", halves(bvc, n, static_cast<std::size_t>(pos) * n), want_bits, "v row 3");
+  }
+  {
+    Buffer bx = upload(x), by(context(), n * 2 + 2);
+    const Pipeline& p = context().pipeline_from_spirv("prefill_ops_cast_f16", spirv("prefill_ops_cast_f16"), 2, 8, spec);
+    Recorder rec(context());
+    const std::uint64_t push = n;
+    rec.dispatch(p, {&bx, &by}, push, 3);  // fewer threads than values: the grid-stride loop
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "prefill_ops_cast_f16", halves(by, n, 0), want_bits, "515");
+  }
+}
 #else
 TEST(DecyVulkanGpu, NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
 #endif

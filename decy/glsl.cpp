@@ -45,9 +45,17 @@ const char* glsl_type(Scalar s) {
     case Scalar::I64: return "int64_t";
     case Scalar::U64: return "uint64_t";
     case Scalar::F32: return "float";
+    case Scalar::U16: return "uint";  // Note [16-bit values]
+    case Scalar::I16: return "int";
     default: return "float /*unsupported*/";
   }
 }
+// Note [16-bit values]: CUDA's unsigned short / short (the f16 bits of a KV cache) are 32-bit uint/int
+// values in the shader, truncated wherever C converts to them (x & 0xffff, a sign extension), and 16-bit
+// only as storage-buffer elements (GL_EXT_shader_16bit_storage: loads widen, stores narrow). Compound
+// assignments and ++/-- of 16-bit lvalues (whose wrap-around the 32-bit value would miss) are refused.
+bool small(Scalar s) { return s == Scalar::U16 || s == Scalar::I16; }
+const char* storage_type(Scalar s) { return s == Scalar::U16 ? "uint16_t" : s == Scalar::I16 ? "int16_t" : glsl_type(s); }
 // "(a + b)" -> "a + b" where the outer parentheses enclose the whole text (statements, conditions).
 std::string bare(const std::string& t) {
   if (t.size() < 2 || t.front() != '(' || t.back() != ')') return t;
@@ -79,7 +87,8 @@ class Emitter {
     for (const auto& p : k.params) {
       if (p.type.pointer) {
         buffers_[p.name] = binding++;
-        out_.bindings.push_back({rename(p.name), glsl_type(p.type.scalar), p.type.is_const});
+        out_.bindings.push_back({rename(p.name), storage_type(p.type.scalar), p.type.is_const});
+        if (small(p.type.scalar)) storage16_ = true;
       } else {
         const std::uint32_t sz = scalar_bytes(p.type.scalar);
         out_.push_bytes = (out_.push_bytes + sz - 1) / sz * sz;
@@ -90,7 +99,10 @@ class Emitter {
     }
     std::vector<const Function*> all = c_.helpers;
     all.push_back(&k);
-    for (const Function* f : all) collect_shared(f->body);
+    for (const Function* f : all) collect_shared(f->body, f->name);
+    fn_ = k.name;
+    for (const auto& p : k.params)
+      if (!p.type.pointer && small(p.type.scalar)) error(p.loc, "16-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
     for (const auto& p : k.params)
       if (p.type.pointer && modifies(k.body, p.name)) offsets_[p.name] = rename(p.name) + "_off";
 
@@ -135,6 +147,7 @@ class Emitter {
         << "//   warp of 32 lanes (literal shuffle offsets) needs a subgroup size of 32.\n";
     }
     if (int64_) h << "// 64-bit integers: needs the shaderInt64 device feature.\n";
+    if (storage16_) h << "// 16-bit buffer elements: needs the storageBuffer16BitAccess device feature.\n";
     return h.str();
   }
 
@@ -142,6 +155,7 @@ class Emitter {
     std::ostringstream g;
     g << "#version 450\n";
     if (int64_) g << "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
+    if (storage16_) g << "#extension GL_EXT_shader_16bit_storage : require\n";
     if (subgroup_) g << "#extension GL_KHR_shader_subgroup_basic : require\n";
     if (shuffle_) g << "#extension GL_KHR_shader_subgroup_shuffle : require\n";
     if (shuffle_down_) g << "#extension GL_KHR_shader_subgroup_shuffle_relative : require\n";
@@ -150,14 +164,28 @@ class Emitter {
     for (const auto& p : k.params)
       if (p.type.pointer)
         g << "layout(std430, set = 0, binding = " << buffers_.at(p.name) << ") " << (p.type.restrict_ ? "restrict " : "")
-          << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_" << rename(p.name) << " { " << glsl_type(p.type.scalar) << " "
+          << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_" << rename(p.name) << " { " << storage_type(p.type.scalar) << " "
           << rename(p.name) << "[]; };\n";
     if (!out_.push.empty()) {
       g << "layout(push_constant) uniform decy_push {";
       for (const auto& p : out_.push) g << " " << p.type << " " << p.name << ";";
       g << " } decy_pc;\n";
     }
-    for (const auto& s : shared_) g << "shared " << glsl_type(s.type.scalar) << " " << rename(s.name) << (s.type.array ? "[" + std::to_string(s.type.array) + "]" : "") << ";\n";
+    for (const auto& [s, name] : shared_)
+      g << "shared " << glsl_type(s.type.scalar) << " " << name << (s.type.array ? "[" + std::to_string(s.type.array) + "]" : "") << ";\n";
+    if (workgroup_fn_) g << "\nuvec3 decy_workgroup_size() { return gl_WorkGroupSize; }\n";
+    if (f16_)
+      g << "\n// f32 -> f16 bits, round to nearest even (as PTX cvt.rn.f16.f32; packHalf2x16 leaves the rounding to the\n"
+        << "// implementation): src/vulkan/shaders/common.glsl's f32_to_f16.\n"
+        << "uint decy_f32_to_f16(float f) {\n"
+        << "  const uint x = floatBitsToUint(f);\n  const uint sign = (x >> 16) & 0x8000u;\n  const uint e = (x >> 23) & 0xffu;\n"
+        << "  uint m = x & 0x7fffffu;\n  if (e == 0xffu) return sign | 0x7c00u | (m != 0u ? 0x200u | (m >> 13) : 0u);\n"
+        << "  const int ne = int(e) - 112;\n  if (ne >= 31) return sign | 0x7c00u;\n  if (ne <= 0) {\n    if (ne < -10) return sign;\n"
+        << "    m |= 0x800000u;\n    const uint shift = uint(14 - ne);\n    uint h = m >> shift;\n"
+        << "    const uint rem = m & ((1u << shift) - 1u), half_ = 1u << (shift - 1u);\n"
+        << "    if (rem > half_ || (rem == half_ && (h & 1u) != 0u)) ++h;\n    return sign | h;\n  }\n"
+        << "  uint h = sign | (uint(ne) << 10) | (m >> 13);\n  const uint rem = m & 0x1fffu;\n"
+        << "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;\n  return h;\n}\n";
     if (shuffle_down_)
       for (const char* t : {"float", "int", "uint"})
         g << "\n" << t << " decy_shfl_down(" << t << " v, uint d) {  // CUDA: lanes past the end keep their value\n  " << t
@@ -166,15 +194,24 @@ class Emitter {
     return g.str();
   }
 
-  void collect_shared(const Stmt& s) {
+  // __shared__ variables become globals, one per (function, name) as in CUDA; a name two functions use
+  // (the prelude's block_sum and block_max both have `part`) is prefixed with its function's.
+  void collect_shared(const Stmt& s, const std::string& fn) {
     for (const auto& d : s.decls)
       if (d.shared) {
-        for (const auto& o : shared_)
-          if (o.name == d.name) error(d.loc, "two __shared__ variables named '" + d.name + "'");
         if (d.has_init) error(d.loc, "__shared__ variable '" + d.name + "' with an initializer");
-        shared_.push_back(d);
+        std::string name = rename(d.name);
+        for (const auto& o : shared_)
+          if (o.second == name) name = rename(fn) + "_" + rename(d.name);
+        shared_names_[fn + "/" + d.name] = name;
+        shared_.emplace_back(d, name);
       }
-    for (const auto& b : s.body) collect_shared(b);
+    for (const auto& b : s.body) collect_shared(b, fn);
+  }
+
+  std::string var_name(const std::string& name) const {
+    auto it = shared_names_.find(fn_ + "/" + name);
+    return it != shared_names_.end() ? it->second : rename(name);
   }
 
   static bool modifies_expr(const Expr& e, const std::string& name) {
@@ -208,6 +245,8 @@ class Emitter {
     auto saved_views = std::move(views_);
     auto saved_offsets = std::move(offsets_);
     const int saved_level = level_;
+    const std::string saved_fn = fn_;
+    fn_ = f.name;
     views_.clear(), offsets_.clear();
     std::ostringstream o;
     o << glsl_type(f.ret.scalar) << " " << name << "(";
@@ -226,17 +265,22 @@ class Emitter {
     level_ = 0;
     o << stmt(f.body);
     helper_texts_.push_back(o.str());
-    views_ = std::move(saved_views), offsets_ = std::move(saved_offsets), level_ = saved_level;
+    views_ = std::move(saved_views), offsets_ = std::move(saved_offsets), level_ = saved_level, fn_ = saved_fn;
     return name;
   }
 
-  // A pointer argument: the buffer it points into and the offset expression ("p + n" too).
+  // A pointer expression (p, p + n, n + p, p - n, nested): the buffer it points into and the offset
+  // expression (at least "0u").
   bool pointer_arg(const Expr& e, std::string* buffer, std::string* offset) {
-    const Expr* base = &e;
-    std::string extra;
-    if (e.kind == Expr::Kind::Binary && (e.op == "+" || e.op == "-")) base = &e.args[0], extra = " " + e.op + " " + as_uint(e.args[1]);
-    if (!pointer_of(*base, buffer, offset)) return false;
-    *offset = (offset->empty() ? "0u" : *offset) + extra;
+    if (e.kind == Expr::Kind::Binary && (e.op == "+" || e.op == "-") && e.type.pointer) {
+      const bool left = e.args[0].type.pointer;
+      if (!left && e.op == "-") return false;
+      if (!pointer_arg(e.args[left ? 0 : 1], buffer, offset)) return false;
+      *offset = "(" + *offset + " " + e.op + " " + as_uint(e.args[left ? 1 : 0]) + ")";
+      return true;
+    }
+    if (!pointer_of(e, buffer, offset)) return false;
+    if (offset->empty()) *offset = "0u";
     return true;
   }
 
@@ -302,6 +346,11 @@ class Emitter {
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
     }
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
+    if (e.name == "__decy_f16_to_f32") return "unpackHalf2x16(uint(" + bare(ex(e.args.at(0))) + ")).x";  // exact
+    if (e.name == "__decy_f32_to_f16") {
+      f16_ = true;
+      return "decy_f32_to_f16(" + bare(ex(e.args.at(0))) + ")";
+    }
     for (const Function* f : c_.helpers) {
       if (f->name != e.name) continue;
       std::vector<std::string> buffers, args;
@@ -336,7 +385,7 @@ class Emitter {
           error(e.loc, "pointer '" + e.name + "' used as a value (only indexed, offset by += / -=, or viewed)");
           return "0";
         }
-        return rename(e.name);
+        return var_name(e.name);
       case Expr::Kind::Builtin:
         if (e.name.find("Subgroup") != std::string::npos) subgroup_ = true;
         return e.name;
@@ -345,25 +394,53 @@ class Emitter {
       case Expr::Kind::FloatLit: return float_literal(e.fval);
       case Expr::Kind::Unary:
         if (pointer_of(e.args[0], &buffer, &offset)) return pointer_step(e, offset, e.op + offset);
+        if ((e.op == "++" || e.op == "--") && small(e.args[0].type.scalar)) return refuse16(e);
         return "(" + e.op + ex(e.args[0]) + ")";
       case Expr::Kind::Postfix:
         if (pointer_of(e.args[0], &buffer, &offset)) return pointer_step(e, offset, offset + e.op);
+        if (small(e.args[0].type.scalar)) return refuse16(e);
         return "(" + ex(e.args[0]) + e.op + ")";
       case Expr::Kind::Binary: return binary(e);
       case Expr::Kind::Cond: return "(" + ex(e.args[0]) + " ? " + ex(e.args[1]) + " : " + ex(e.args[2]) + ")";
       case Expr::Kind::Call: return call(e);
       case Expr::Kind::Index: {
-        const Expr& i = e.args[1];
-        const std::string idx = is64(i.type.scalar) ? "uint(" + ex(i) + ")" : ex(i);
-        if (pointer_of(e.args[0], &buffer, &offset)) return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
-        if (e.args[0].kind == Expr::Kind::Var && e.args[0].type.array) return rename(e.args[0].name) + "[" + idx + "]";
-        error(e.loc, "indexing something that is not a parameter's buffer, a view or an array");
-        return "0";
+        const std::string ref = element(e);
+        if (small(e.type.scalar) && pointer_of(e.args[0], &buffer, &offset)) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
+        return ref;
       }
       case Expr::Kind::Cast:
-        if (is64(e.type.scalar)) int64_ = true;
+        if (is64(e.type.scalar)) {
+          int64_ = true;
+          // A 64-bit conversion of the workgroup size (a specialization constant) would be an
+          // OpSpecConstantOp UConvert, which SPIR-V before 1.4 refuses: read it through a function.
+          std::string in = ex(e.args[0]);
+          for (std::size_t at; (at = in.find("gl_WorkGroupSize")) != std::string::npos;)
+            in.replace(at, 16, "decy_workgroup_size()"), workgroup_fn_ = true;
+          return std::string(glsl_type(e.type.scalar)) + "(" + in + ")";
+        }
+        if (e.type.scalar == Scalar::U16) return "(uint(" + bare(ex(e.args[0])) + ") & 0xffffu)";
+        if (e.type.scalar == Scalar::I16) return "bitfieldExtract(int(" + bare(ex(e.args[0])) + "), 0, 16)";
         return std::string(glsl_type(e.type.scalar)) + "(" + ex(e.args[0]) + ")";
     }
+    return "0";
+  }
+
+  // An element of a buffer or an array, as an lvalue (16-bit buffer elements unwidened).
+  std::string element(const Expr& e) {
+    std::string buffer, offset;
+    const Expr& i = e.args[1];
+    const std::string idx = is64(i.type.scalar) ? "uint(" + ex(i) + ")" : ex(i);
+    if (pointer_of(e.args[0], &buffer, &offset)) {
+      if (small(e.type.scalar)) storage16_ = true;
+      return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
+    }
+    if (e.args[0].kind == Expr::Kind::Var && e.args[0].type.array) return var_name(e.args[0].name) + "[" + idx + "]";
+    error(e.loc, "indexing something that is not a parameter's buffer, a view or an array");
+    return "0";
+  }
+
+  std::string refuse16(const Expr& e) {
+    error(e.loc, "'" + e.op + "' on a 16-bit value (its wrap-around is not kept: Note [16-bit values])");
     return "0";
   }
 
@@ -380,8 +457,11 @@ class Emitter {
       error(e.loc, "pointer arithmetic '" + e.op + "' outside p += n, p -= n and a view's initializer");
       return "0";
     }
-    if (e.op.size() >= 2 && e.op.back() == '=' && e.op != "==" && e.op != "!=" && e.op != "<=" && e.op != ">=" && e.op != "<<=" &&
-        e.op != ">>=" && l.type.scalar != r.type.scalar && !l.type.pointer) {
+    const bool compound = e.op.size() >= 2 && e.op.back() == '=' && e.op != "==" && e.op != "!=" && e.op != "<=" && e.op != ">=";
+    if (small(l.type.scalar) && compound) return refuse16(e);
+    if (small(l.type.scalar) && e.op == "=" && l.kind == Expr::Kind::Index && pointer_of(l.args[0], &buffer, &offset))
+      return "(" + element(l) + " = " + storage_type(l.type.scalar) + "(" + bare(ex(r)) + "))";  // a 16-bit store narrows
+    if (compound && e.op != "<<=" && e.op != ">>=" && l.type.scalar != r.type.scalar && !l.type.pointer) {
       if (!is_int(l.type.scalar) || !is_int(r.type.scalar)) {
         error(e.loc, "compound assignment '" + e.op + "' of " + r.type.c_name + " into " + l.type.c_name + " (write the conversion)");
         return "0";
@@ -394,19 +474,13 @@ class Emitter {
 
   // A local pointer: `T* v = p + n;` -> `uint v_off = p_off + uint(n);`, v indexes p's buffer.
   std::string view(const VarDecl& d) {
-    const Expr& init = d.init;
-    std::string buffer, offset, extra;
-    const Expr* base = &init;
-    if (init.kind == Expr::Kind::Binary && (init.op == "+" || init.op == "-")) {
-      base = &init.args[0];
-      extra = " " + init.op + " " + as_uint(init.args[1]);
-    }
-    if (!pointer_of(*base, &buffer, &offset)) {
+    std::string buffer, offset;
+    if (!pointer_arg(d.init, &buffer, &offset)) {
       error(d.loc, "pointer variable '" + d.name + "' that is not a parameter's buffer plus an offset");
       return "";
     }
     views_[d.name] = buffer;
-    return "uint " + rename(d.name) + "_off = " + (offset.empty() ? "0u" : offset) + extra + ";";
+    return "uint " + rename(d.name) + "_off = " + bare(offset) + ";";
   }
 
   // One declaration statement without indentation or final newline (also a for loop's init); several
@@ -490,11 +564,13 @@ class Emitter {
   std::map<std::string, std::uint32_t> buffers_;   // pointer parameter -> binding
   std::map<std::string, std::string> offsets_;     // pointer parameter it offsets -> offset variable
   std::map<std::string, std::string> views_;       // local pointer -> the buffer it points into
-  std::vector<VarDecl> shared_;
+  std::vector<std::pair<VarDecl, std::string>> shared_;  // with their GLSL names
+  std::map<std::string, std::string> shared_names_;      // "function/name" -> GLSL name
+  std::string fn_;                                       // the function being emitted
   std::set<std::string> emitted_;              // helpers emitted (Note [Helpers with pointer parameters])
   std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
-  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false;
+  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, f16_ = false, workgroup_fn_ = false;
 };
 
 }  // namespace

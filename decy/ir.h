@@ -27,7 +27,9 @@ inline Diagnostic diagnostic(const std::string& file, unsigned line, std::string
 }
 
 // Scalars with a GLSL counterpart. Unsupported: a type decy does not translate (its C spelling in Type::c_name).
-enum class Scalar { Void, Bool, I32, U32, I64, U64, F32, F64, Unsupported };
+// U16/I16 (CUDA's unsigned short / short: the f16 bits of a KV cache) are 32-bit values in GLSL, stored
+// as 16-bit buffer elements (Note [16-bit values], glsl.cpp); U8/I8 are not in this slice.
+enum class Scalar { Void, Bool, I32, U32, I64, U64, F32, F64, U16, I16, U8, I8, Unsupported };
 
 struct Type {
   Scalar scalar = Scalar::Void;

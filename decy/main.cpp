@@ -26,8 +26,8 @@ int list(const decy::Module& m) {
   for (const decy::Function* k : decy::kernels(m)) {
     std::cout << k->name << "(";
     for (std::size_t i = 0; i < k->params.size(); ++i) std::cout << (i ? ", " : "") << k->params[i].type.c_name << " " << k->params[i].name;
-    const decy::Checked c = decy::check(m, k->name);
-    std::cout << ")  " << k->loc.str() << (c.errors.empty() ? "" : "  [not translatable: " + c.errors[0].message + "]") << "\n";
+    const decy::Glsl g = decy::emit_glsl(decy::check(m, k->name), m.file);  // codegen too: its errors count
+    std::cout << ")  " << k->loc.str() << (g.errors.empty() ? "" : "  [not translatable: " + g.errors[0].message + "]") << "\n";
   }
   for (const auto& s : m.skipped) std::cout << s.name << "  " << s.why.loc.str() << "  [not translatable: " << s.why.message << "]\n";
   return 0;

@@ -137,6 +137,12 @@ class Parser {
       case CXType_ULong:
       case CXType_ULongLong: r.scalar = clang_Type_getSizeOf(ct) == 8 ? Scalar::U64 : Scalar::U32; break;
       case CXType_Float: r.scalar = Scalar::F32; break;
+      case CXType_UShort: r.scalar = Scalar::U16; break;
+      case CXType_Short: r.scalar = Scalar::I16; break;
+      case CXType_UChar:
+      case CXType_Char_U: r.scalar = Scalar::U8; break;
+      case CXType_SChar:
+      case CXType_Char_S: r.scalar = Scalar::I8; break;
       case CXType_Double: r.scalar = Scalar::F64; break;
       default: r.scalar = Scalar::Unsupported; break;
     }
@@ -447,7 +453,7 @@ class Parser {
       case CXCursor_GotoStmt: error(c, "goto"); break;
       case CXCursor_LabelStmt: error(c, "a label (goto target)"); break;
       case CXCursor_SwitchStmt: error(c, "switch (not in this slice: write it as if/else)"); break;
-      case CXCursor_GCCAsmStmt: error(c, "inline PTX asm"); break;
+      case CXCursor_GCCAsmStmt: return asm_stmt(c, ops);
       default:
         if (clang_isExpression(kind)) {
           s.kind = Stmt::Kind::Expr;
@@ -456,6 +462,39 @@ class Parser {
           error(c, "statement '" + str(clang_getCursorKindSpelling(kind)) + "'");
         }
     }
+    return s;
+  }
+
+  // Note [PTX idioms]: the few inline-asm statements with a GLSL meaning (the prelude's f16 conversions)
+  // become assignments from decy builtins; any other asm is a diagnostic quoting it.
+  Stmt asm_stmt(CXCursor c, const std::vector<CXCursor>& ops) {
+    Stmt s;
+    s.loc = loc(c);
+    std::string text;
+    CXToken* toks = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu_, clang_getCursorExtent(c), &toks, &n);
+    for (unsigned i = 0; i < n; ++i) {
+      const std::string t = str(clang_getTokenSpelling(tu_, toks[i]));
+      if (t == ":") break;
+      if (clang_getTokenKind(toks[i]) == CXToken_Literal && t.size() >= 2 && t.front() == '"') text += t.substr(1, t.size() - 2);
+    }
+    clang_disposeTokens(tu_, toks, n);
+    static const std::pair<const char*, const char*> kIdioms[] = {{"cvt.f32.f16 %0, %1;", "__decy_f16_to_f32"},
+                                                                  {"cvt.rn.f16.f32 %0, %1;", "__decy_f32_to_f16"}};
+    for (const auto& [ptx, builtin] : kIdioms) {
+      if (text != ptx || ops.size() != 2) continue;
+      Expr out = expr(ops[0]), in = expr(ops[1]), call;
+      call.kind = Expr::Kind::Call, call.name = builtin, call.loc = s.loc, call.type.scalar = out.type.scalar;
+      call.args.push_back(std::move(in));
+      Expr assign;
+      assign.kind = Expr::Kind::Binary, assign.op = "=", assign.type = out.type, assign.loc = s.loc;
+      assign.args.push_back(std::move(out)), assign.args.push_back(std::move(call));
+      s.kind = Stmt::Kind::Expr;
+      s.exprs.push_back(std::move(assign));
+      return s;
+    }
+    error(c, "inline PTX asm \"" + text + "\"");
     return s;
   }
 
