@@ -185,6 +185,17 @@ __global__ void k(const u16* __restrict__ a, u16* __restrict__ b, short* c, int 
   expect_compiles(g, "sixteen");
 }
 
+// Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
+TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
+  const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "int decy_srem(int a, int b) { return a - b * (a / b); }"));
+  EXPECT_TRUE(contains(g.text, "y[0] = decy_srem(y[1], y[2]);"));
+  EXPECT_TRUE(contains(g.text, "y[3] = decy_srem(y[3], 3);"));
+  EXPECT_TRUE(contains(g.text, "u[0] = (u[1] % u[2]);"));
+  expect_compiles(g, "srem");
+}
+
 TEST(DecyGlsl, TheOnlyKernelNeedsNoName) {
   EXPECT_TRUE(translate(kAdd).errors.empty());
   const Glsl two = translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }");

@@ -151,6 +151,30 @@ TEST(DecyVulkanGpu, RowSumThroughWarpShufflesMatchesTheCpu) {
   std::printf("subgroup size %u, block %d\n", sg, block);
   trueno::test::expect_gpu_contract("decy", "row_sum_warp", download(bo, rows), row_sums(x, rows, n, 0.5f), "6 x 777");
 }
+TEST(DecyVulkanGpu, SignedDivisionAndRemainderAreCs) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 400, block = 64;
+  std::vector<std::int32_t> x(n);
+  std::uniform_int_distribution<std::int32_t> d(-100000, 100000);
+  for (auto& v : x) v = d(rng());
+  for (const int m : {7, -7}) {
+    std::vector<float> want, got;
+    for (int i = 0; i < n; ++i) want.push_back(static_cast<float>(x[i] / m)), want.push_back(static_cast<float>(x[i] % m));
+    Buffer bx(context(), n * 4), bq(context(), n * 4), br(context(), n * 4);
+    bx.upload(x.data(), n * 4);
+    const std::uint32_t spec[1] = {block};
+    const Pipeline& p = context().pipeline_from_spirv("div_rem", spirv("div_rem"), 3, 8, spec);
+    Recorder rec(context());
+    const std::int32_t push[2] = {m, n};
+    rec.dispatch(p, {&bx, &bq, &br}, push, (n + block - 1) / block);
+    rec.submit();
+    std::vector<std::int32_t> q(n), r(n);
+    bq.download(q.data(), n * 4), br.download(r.data(), n * 4);
+    for (int i = 0; i < n; ++i) got.push_back(static_cast<float>(q[i])), got.push_back(static_cast<float>(r[i]));
+    trueno::test::expect_gpu_contract("decy", "div_rem", got, want, m > 0 ? "m = 7" : "m = -7");  // |values| < 2^24: exact floats
+  }
+}
+
 // The project's own CUDA kernels (src/cuda/kernels/layer_ops.cu) through decy, against the CPU ops.
 TEST(DecyVulkanGpu, ProjectSwigluAndAddMatchTheCpu) {
   DECY_REQUIRE_VULKAN_DEVICE();

@@ -174,6 +174,8 @@ class Emitter {
     for (const auto& [s, name] : shared_)
       g << "shared " << glsl_type(s.type.scalar) << " " << name << (s.type.array ? "[" + std::to_string(s.type.array) + "]" : "") << ";\n";
     if (workgroup_fn_) g << "\nuvec3 decy_workgroup_size() { return gl_WorkGroupSize; }\n";
+    if (srem32_) g << "\nint decy_srem(int a, int b) { return a - b * (a / b); }  // C's %: the sign of a\n";
+    if (srem64_) g << "\nint64_t decy_srem(int64_t a, int64_t b) { return a - b * (a / b); }\n";
     if (f16_)
       g << "\n// f32 -> f16 bits, round to nearest even (as PTX cvt.rn.f16.f32; packHalf2x16 leaves the rounding to the\n"
         << "// implementation): src/vulkan/shaders/common.glsl's f32_to_f16.\n"
@@ -469,7 +471,29 @@ class Emitter {
       return "(" + ex(l) + " " + e.op + " " + glsl_type(l.type.scalar) + "(" + ex(r) + "))";
     }
     if (is64(e.type.scalar)) int64_ = true;
+    // Note [Signed remainder]: glslang makes a signed % an OpSMod (the sign of the divisor); C's has the sign
+    // of the dividend (-7 % 3 == -1): a - b * (a / b), OpSDiv truncating as C's /.
+    const bool srem = (e.op == "%" || e.op == "%=") && (l.type.scalar == Scalar::I32 || l.type.scalar == Scalar::I64);
+    if (srem) {
+      (l.type.scalar == Scalar::I64 ? srem64_ : srem32_) = true;
+      if (e.op == "%") return "decy_srem(" + bare(ex(l)) + ", " + bare(ex(r)) + ")";
+      if (side_effects(l)) {
+        error(e.loc, "'%=' on an lvalue with side effects");
+        return "0";
+      }
+      const std::string lhs = ex(l);
+      return "(" + lhs + " = decy_srem(" + bare(lhs) + ", " + bare(ex(r)) + "))";
+    }
     return "(" + ex(l) + " " + e.op + " " + ex(r) + ")";
+  }
+
+  static bool side_effects(const Expr& e) {
+    if (e.kind == Expr::Kind::Call || e.kind == Expr::Kind::Postfix || (e.kind == Expr::Kind::Unary && (e.op == "++" || e.op == "--")) ||
+        (e.kind == Expr::Kind::Binary && e.op.back() == '=' && e.op != "==" && e.op != "!=" && e.op != "<=" && e.op != ">="))
+      return true;
+    for (const auto& a : e.args)
+      if (side_effects(a)) return true;
+    return false;
   }
 
   // A local pointer: `T* v = p + n;` -> `uint v_off = p_off + uint(n);`, v indexes p's buffer.
@@ -570,7 +594,7 @@ class Emitter {
   std::set<std::string> emitted_;              // helpers emitted (Note [Helpers with pointer parameters])
   std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
-  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, f16_ = false, workgroup_fn_ = false;
+  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
 };
 
 }  // namespace

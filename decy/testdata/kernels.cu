@@ -58,3 +58,12 @@ extern "C" __global__ void row_sum_warp(const float* __restrict__ x, float* __re
     if (lane == 0) out[r] = v * scale;
   }
 }
+
+// q[i] = x[i] / m and r[i] = x[i] % m with C's signed semantics (truncation toward zero, the remainder's
+// sign that of x[i]), negative values included (Note [Signed remainder] in decy/glsl.cpp).
+extern "C" __global__ void div_rem(const int* __restrict__ x, int* __restrict__ q, int* __restrict__ r, int m, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  q[i] = x[i] / m;
+  r[i] = x[i] % m;
+}
