@@ -182,6 +182,9 @@ __global__ void k(const u16* __restrict__ a, u16* __restrict__ b, short* c, int 
   EXPECT_TRUE(contains(g.text, "b[i] = uint16_t(to_f16((to_f32(uint(a[i])) * 2.0)));"));
   EXPECT_TRUE(contains(g.text, "c[i] = int16_t(bitfieldExtract(int(n + i), 0, 16));"));
   EXPECT_TRUE(contains(g.text, "storageBuffer16BitAccess"));
+  const Glsl z = translate("typedef unsigned short u16;\n__global__ void k(u16* y, int n) { y[0] = n > 0 ? u16{1} : u16{}; }");
+  ASSERT_TRUE(z.errors.empty()) << errors(z);
+  EXPECT_TRUE(contains(z.text, "y[0] = uint16_t((n > 0) ? (uint(1) & 0xffffu) : (uint(0) & 0xffffu));")) << z.text;
   expect_compiles(g, "sixteen");
 }
 

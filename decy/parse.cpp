@@ -326,6 +326,14 @@ class Parser {
         if (to.pointer || in.type.pointer) return unsupported(c, "a pointer cast");
         return convert(std::move(in), to);
       }
+      case CXCursor_InitListExpr: {  // T{x} or T{} of a scalar (u16{0}); aggregates are not in the subset
+        const Type t = type_of(clang_getCursorType(c));
+        if (t.pointer || t.array || ops.size() > 1) return unsupported(c, "an initializer list of '" + t.c_name + "'");
+        if (ops.size() == 1) return convert(expr(ops[0]), t);
+        Expr zero;
+        zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = loc(c);
+        return convert(zero, t);
+      }
       case CXCursor_CXXReinterpretCastExpr:
         return unsupported(c, "reinterpret_cast");
       case CXCursor_CXXConstCastExpr:
