@@ -142,7 +142,7 @@ TEST(DecyVulkanGpu, RowSumThroughWarpShufflesMatchesTheCpu) {
   const int rows = 6, n = 777, block = static_cast<int>(std::min(256u, sg * sg));
   const auto x = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
   Buffer bx = upload(x), bo(context(), rows * 4);
-  const std::uint32_t spec[1] = {block};
+  const std::uint32_t spec[1] = {static_cast<std::uint32_t>(block)};
   const Pipeline& p = context().pipeline_from_spirv("row_sum_warp", spirv("row_sum_warp"), 2, 8, spec);
   Recorder rec(context());
   const Push2 push{n, 0.5f};
