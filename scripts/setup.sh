@@ -14,7 +14,7 @@ SUDO=""
 NATIVE_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libcli11-dev libopenblas-dev
   nlohmann-json3-dev libpcre2-dev libcpp-httplib-dev nodejs
-  libvulkan-dev glslc mesa-vulkan-drivers
+  libvulkan-dev glslc mesa-vulkan-drivers libclang-14-dev
   qemu-user g++-aarch64-linux-gnu
   emscripten googletest python3-yaml)
 ARM64_PKGS=(libgtest-dev:arm64 libpcre2-dev:arm64)

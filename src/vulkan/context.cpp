@@ -106,6 +106,7 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
   d.storage_16bit = s16.storageBuffer16BitAccess == VK_TRUE;
+  d.int64 = feats.features.shaderInt64 == VK_TRUE;
   d.float16 = f16.shaderFloat16 == VK_TRUE;
   d.integer_dot_product = idot_ext && idot.shaderIntegerDotProduct == VK_TRUE;
   d.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix") || has_extension(exts, "VK_NV_cooperative_matrix");
@@ -230,6 +231,17 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
     ci.enabledExtensionCount = 1;
     ci.ppEnabledExtensionNames = &coop_ext;
   }
+  // 64-bit integers and 16-bit storage-buffer elements in shaders where the device has them (decy's
+  // kernels index with CUDA's u64 and store f16 bits as u16).
+  VkPhysicalDeviceFeatures core{};
+  core.shaderInt64 = info_.int64 ? VK_TRUE : VK_FALSE;
+  ci.pEnabledFeatures = &core;
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  if (info_.storage_16bit) {
+    s16.storageBuffer16BitAccess = VK_TRUE;
+    s16.pNext = const_cast<void*>(ci.pNext);
+    ci.pNext = &s16;
+  }
   check(a.vkCreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
   coopmat_enabled_ = coopmat_gemm_;
   a.vkGetDeviceQueue(device_, queue_family_, 0, &queue_);
@@ -320,14 +332,35 @@ const Pipeline& Context::pipeline(const char* module, std::uint32_t buffers, std
   key += ']';
   std::lock_guard lock(mu_);
   if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
+  const EmbeddedShader* s = find_shader(module);
+  if (s == nullptr) throw InvalidArgument(strcat("no embedded Vulkan shader '", module, "'"));
+  return build_pipeline(key, module, std::span(s->words, s->word_count), buffers, push_bytes, spec);
+}
+
+const Pipeline& Context::pipeline_from_spirv(std::string_view name, std::span<const std::uint32_t> words, std::uint32_t buffers,
+                                             std::uint32_t push_bytes, std::span<const std::uint32_t> spec) {
+  if (words.size() < 5 || words[0] != 0x07230203u) throw InvalidArgument(strcat("shader ", name, ": not a SPIR-V module"));
+  std::uint64_t h = 1469598103934665603ull;  // the words' hash: one name given two modules gets two pipelines
+  for (const std::uint32_t w : words) h = (h ^ w) * 1099511628211ull;
+  std::ostringstream module;
+  module << "spirv:" << name << ":" << std::hex << h;
+  std::string key = strcat(module.str(), '[');
+  for (std::size_t i = 0; i < spec.size(); ++i) key += strcat(i ? "," : "", spec[i]);
+  key += ']';
+  std::lock_guard lock(mu_);
+  if (auto it = pipelines_.find(key); it != pipelines_.end()) return *it->second;
+  return build_pipeline(key, module.str(), words, buffers, push_bytes, spec);
+}
+
+// Called with mu_ held.
+const Pipeline& Context::build_pipeline(const std::string& key, const std::string& module, std::span<const std::uint32_t> words,
+                                        std::uint32_t buffers, std::uint32_t push_bytes, std::span<const std::uint32_t> spec) {
   const Api& a = *api_;
   VkShaderModule& m = modules_[module];
   if (m == VK_NULL_HANDLE) {
-    const EmbeddedShader* s = find_shader(module);
-    if (s == nullptr) throw InvalidArgument(strcat("no embedded Vulkan shader '", module, "'"));
     VkShaderModuleCreateInfo ci{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    ci.codeSize = s->word_count * 4;
-    ci.pCode = s->words;
+    ci.codeSize = words.size() * 4;
+    ci.pCode = words.data();
     check(a.vkCreateShaderModule(device_, &ci, nullptr, &m), strcat("vkCreateShaderModule(", module, ")").c_str());
   }
   if (push_bytes > info_.max_push_constants)

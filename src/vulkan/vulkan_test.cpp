@@ -469,3 +469,34 @@ TEST(VulkanGpu, ShapeErrorsAreNamed) {
 
 }  // namespace
 }  // namespace trueno::vulkan
+
+namespace trueno::vulkan {
+namespace {
+
+// Context::pipeline_from_spirv (decy's kernels, docs/DECY.md): the embedded `add` module given as plain
+// words runs like the embedded pipeline; the same words give the same pipeline; non-SPIR-V is refused.
+TEST(VulkanGpu, PipelineFromGivenSpirvRuns) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  Context& c = testing::test_context();
+  const EmbeddedShader* add = find_shader("add");
+  ASSERT_NE(add, nullptr);
+  const std::vector<std::uint32_t> words(add->words, add->words + add->word_count);
+  const std::uint32_t spec[1] = {64};
+  const Pipeline& p = c.pipeline_from_spirv("add_copy", words, 2, 8, spec);
+  EXPECT_EQ(&p, &c.pipeline_from_spirv("add_copy", words, 2, 8, spec));
+  const std::uint32_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  EXPECT_THROW(c.pipeline_from_spirv("junk", junk, 1, 0), InvalidArgument);
+  const std::size_t n = 200;
+  std::vector<float> y(n), x(n);
+  for (std::size_t i = 0; i < n; ++i) y[i] = static_cast<float>(i), x[i] = 0.5f;
+  Buffer by = testing::to_device(y, c), bx = testing::to_device(x, c);
+  Recorder r(c);
+  const std::uint32_t push[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n)};
+  r.dispatch(p, {&by, &bx}, push, static_cast<std::uint32_t>((n + 63) / 64));
+  r.submit();
+  const auto out = testing::from_device(by, n);
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<float>(i) + 0.5f) << i;
+}
+
+}  // namespace
+}  // namespace trueno::vulkan

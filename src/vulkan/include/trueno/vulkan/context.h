@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "trueno/vulkan/loader.h"
@@ -35,6 +36,7 @@ struct DeviceInfo {
   std::uint32_t subgroup_size = 0;
   bool subgroup_arithmetic = false;  // subgroupAdd in compute shaders (else the shared-memory reductions)
   bool storage_16bit = false;        // storageBuffer16BitAccess
+  bool int64 = false;                // shaderInt64 (enabled on the VkDevice when present)
   bool float16 = false;              // shaderFloat16
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product (or 1.3) and its feature
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix (or VK_NV_cooperative_matrix) advertised
@@ -188,6 +190,12 @@ class Context {
   // built on first use (through the pipeline cache) and kept by the context.
   const Pipeline& pipeline(const char* module, std::uint32_t buffers, std::uint32_t push_bytes,
                            std::span<const std::uint32_t> spec = {});
+  // The pipeline of a SPIR-V module given by the caller (decy's translated kernels, docs/DECY.md): entry
+  // point "main", `buffers` storage buffers at bindings 0.. of set 0, `push_bytes` of push constants,
+  // specialization constants spec (constant_id 0, 1, ...). Kept by the context under `name` and the words'
+  // hash. Throws InvalidArgument when the words are not SPIR-V, VulkanError when the driver rejects them.
+  const Pipeline& pipeline_from_spirv(std::string_view name, std::span<const std::uint32_t> words, std::uint32_t buffers,
+                                      std::uint32_t push_bytes, std::span<const std::uint32_t> spec = {});
   // Whether reductions use the subgroup-arithmetic variants: the device supports them and
   // TRUENO_VULKAN_SUBGROUP is not 0; tests switch it to cover both paths.
   bool subgroup_reductions() const { return subgroup_reductions_; }
@@ -216,6 +224,8 @@ class Context {
  private:
   Context(const Api& api, int index, VkPhysicalDevice physical, DeviceInfo info);
   void load_cache();
+  const Pipeline& build_pipeline(const std::string& key, const std::string& module, std::span<const std::uint32_t> words,
+                                 std::uint32_t buffers, std::uint32_t push_bytes, std::span<const std::uint32_t> spec);
   const Api* api_;
   int index_;
   VkPhysicalDevice physical_;

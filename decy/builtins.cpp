@@ -1,0 +1,92 @@
+// The text of decy's CUDA builtins header (builtins.h). Every function here is mapped by glsl.cpp
+// (kBuiltinFunctions) or rejected by check.cpp by name: declaring it only lets the parse succeed.
+#include "builtins.h"
+
+namespace decy {
+
+const char* const kBuiltinsHeader = R"cuh(
+#define __global__ __attribute__((global))
+#define __device__ __attribute__((device))
+#define __host__ __attribute__((host))
+#define __shared__ __attribute__((shared))
+#define __constant__ __attribute__((constant))
+#define __forceinline__ __inline__ __attribute__((always_inline))
+#define __restrict__ __restrict
+#define __DECY__ 1
+
+struct __decy_uint3 { unsigned int x, y, z; };
+extern __device__ const __decy_uint3 threadIdx, blockIdx, blockDim, gridDim;
+extern __device__ const int warpSize;
+
+// The project's prelude typedefs (src/cuda/kernels/prelude.cuh), so its kernels parse.
+typedef unsigned char u8;
+typedef signed char i8;
+typedef short i16;
+typedef unsigned short u16;
+typedef int i32;
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+__device__ void __syncthreads();
+__device__ float __shfl_xor_sync(unsigned int mask, float v, int lane_mask, int width = 32);
+__device__ int __shfl_xor_sync(unsigned int mask, int v, int lane_mask, int width = 32);
+__device__ unsigned int __shfl_xor_sync(unsigned int mask, unsigned int v, int lane_mask, int width = 32);
+__device__ float __shfl_down_sync(unsigned int mask, float v, unsigned int delta, int width = 32);
+__device__ int __shfl_down_sync(unsigned int mask, int v, unsigned int delta, int width = 32);
+__device__ unsigned int __shfl_down_sync(unsigned int mask, unsigned int v, unsigned int delta, int width = 32);
+
+__device__ float expf(float);
+__device__ float __expf(float);
+__device__ float logf(float);
+__device__ float __logf(float);
+__device__ float sqrtf(float);
+__device__ float rsqrtf(float);
+__device__ float fmaxf(float, float);
+__device__ float fminf(float, float);
+__device__ float fabsf(float);
+__device__ float tanhf(float);
+__device__ float sinf(float);
+__device__ float cosf(float);
+__device__ float powf(float, float);
+__device__ float floorf(float);
+__device__ float ceilf(float);
+__device__ float fmaf(float, float, float);
+__device__ float __fdividef(float, float);
+__device__ int min(int, int);
+__device__ int max(int, int);
+__device__ unsigned int min(unsigned int, unsigned int);
+__device__ unsigned int max(unsigned int, unsigned int);
+__device__ int __float_as_int(float);
+__device__ unsigned int __float_as_uint(float);
+__device__ float __int_as_float(int);
+__device__ float __uint_as_float(unsigned int);
+
+// Declared so that kernels using them parse; check.cpp rejects them by name (or their types: structs).
+#define __launch_bounds__(...)
+struct float2 { float x, y; };
+struct float4 { float x, y, z, w; };
+struct int4 { int x, y, z, w; };
+struct uint4 { unsigned int x, y, z, w; };
+struct uint2 { unsigned int x, y; };
+struct int2 { int x, y; };
+__device__ void sincosf(float, float*, float*);
+__device__ float __fmul_rn(float, float);
+__device__ float __ldcs(const float*);
+__device__ float4 __ldcs(const float4*);
+__device__ uint4 __ldcs(const uint4*);
+__device__ unsigned int __ldcs(const unsigned int*);
+__device__ unsigned int atomicMax(unsigned int*, unsigned int);
+__device__ float __shfl_sync(unsigned int mask, float v, int lane, int width = 32);
+__device__ int __shfl_sync(unsigned int mask, int v, int lane, int width = 32);
+__device__ unsigned int __ballot_sync(unsigned int mask, int predicate);
+__device__ int __float2int_rn(float);
+__device__ int __dp4a(int, int, int);
+__device__ float atomicAdd(float*, float);
+__device__ int atomicAdd(int*, int);
+__device__ unsigned int atomicAdd(unsigned int*, unsigned int);
+__device__ int atomicMax(int*, int);
+extern "C" __device__ int printf(const char*, ...);
+__device__ void __trap();
+)cuh";
+
+}  // namespace decy

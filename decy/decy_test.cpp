@@ -1,0 +1,259 @@
+// decy's stages on small inline CUDA snippets: parse (kernels, parameters, types), checks (every
+// unsupported construct named with its line), codegen (the CUDA -> GLSL mapping), and glslc accepting
+// the output where glslc is found.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "check.h"
+#include "glsl.h"
+#include "parse.h"
+
+namespace decy {
+namespace {
+
+Glsl translate(const std::string& src, const std::string& kernel = "", const ParseOptions& o = {}) {
+  const Module m = parse_source("snippet.cu", src, o);
+  return emit_glsl(check(m, kernel), "snippet.cu");
+}
+
+std::string errors(const Glsl& g) {
+  std::string s;
+  for (const auto& e : g.errors) s += e.str() + "\n";
+  return s;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+// glslc accepts the shader (skipped where the build found no glslc).
+void expect_compiles(const Glsl& g, const std::string& name) {
+#ifdef DECY_GLSLC
+  const std::string dir = ::testing::TempDir();
+  const std::string comp = dir + "/decy_" + name + ".comp", spv = dir + "/decy_" + name + ".spv";
+  std::ofstream(comp) << g.text;
+  const std::string cmd = std::string(DECY_GLSLC) + " --target-env=vulkan1.1 -Werror -fshader-stage=compute -o " + spv + " " + comp;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << g.text;
+#else
+  (void)g, (void)name;
+#endif
+}
+
+const char* kAdd = R"(
+extern "C" __global__ void add(float* __restrict__ y, const float* __restrict__ x, int n, float alpha) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] += alpha * x[i];
+}
+)";
+
+TEST(DecyParse, FindsKernelsAndTheirParameters) {
+  const Module m = parse_source("snippet.cu", kAdd);
+  EXPECT_TRUE(m.clang_errors.empty()) << (m.clang_errors.empty() ? "" : m.clang_errors[0].str());
+  const auto ks = kernels(m);
+  ASSERT_EQ(ks.size(), 1u);
+  const Function& k = *ks[0];
+  EXPECT_EQ(k.name, "add");
+  EXPECT_EQ(k.loc.line, 2u);
+  ASSERT_EQ(k.params.size(), 4u);
+  EXPECT_TRUE(k.params[0].type.pointer);
+  EXPECT_FALSE(k.params[0].type.is_const);
+  EXPECT_TRUE(k.params[0].type.restrict_);
+  EXPECT_EQ(k.params[0].type.scalar, Scalar::F32);
+  EXPECT_TRUE(k.params[1].type.is_const);
+  EXPECT_EQ(k.params[2].type.scalar, Scalar::I32);
+  EXPECT_FALSE(k.params[2].type.pointer);
+  EXPECT_EQ(k.params[3].type.scalar, Scalar::F32);
+}
+
+TEST(DecyParse, ReadsOperatorsAndFoldsConstants) {
+  const Module m = parse_source("snippet.cu", R"(
+#define N 8
+__global__ void k(int* y) { int a = N * 4; a <<= 1; y[0] = -a % 3; }
+)");
+  ASSERT_EQ(m.functions.size(), 1u);
+  const Stmt& body = m.functions[0].body;
+  ASSERT_EQ(body.body.size(), 3u);
+  const Expr& init = body.body[0].decls.at(0).init;
+  EXPECT_EQ(init.kind, Expr::Kind::IntLit);
+  EXPECT_EQ(init.ival, 32u);
+  EXPECT_EQ(body.body[1].exprs.at(0).op, "<<=");
+  EXPECT_EQ(body.body[2].exprs.at(0).args.at(1).op, "%");
+}
+
+TEST(DecyGlsl, MapsBuffersPushConstantsAndIndexVariables) {
+  const Glsl g = translate(kAdd);
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "#version 450"));
+  EXPECT_TRUE(contains(g.text, "layout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;"));
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 0) restrict buffer decy_buf_y { float y[]; };"));
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 1) restrict readonly buffer decy_buf_x { float x[]; };"));
+  EXPECT_TRUE(contains(g.text, "layout(push_constant) uniform decy_push { int n; float alpha; } decy_pc;"));
+  EXPECT_TRUE(contains(g.text, "gl_WorkGroupID.x"));
+  EXPECT_TRUE(contains(g.text, "gl_WorkGroupSize.x"));
+  EXPECT_TRUE(contains(g.text, "gl_LocalInvocationID.x"));
+  EXPECT_TRUE(contains(g.text, "//   offset 4: float alpha (4 bytes)"));
+  ASSERT_EQ(g.bindings.size(), 2u);
+  EXPECT_TRUE(g.bindings[1].readonly);
+  ASSERT_EQ(g.push.size(), 2u);
+  EXPECT_EQ(g.push[1].offset, 4u);
+  EXPECT_EQ(g.push_bytes, 8u);
+  expect_compiles(g, "add");
+}
+
+TEST(DecyGlsl, SharedMemoryBarriersShufflesHelpersAndOffsets) {
+  const Glsl g = translate(R"(
+__device__ float twice(float v) { return 2.0f * v; }
+__device__ void bump(float& v) { v += 1.0f; }
+__global__ void k(const float* __restrict__ x, float* out, int n) {
+  __shared__ float s[BLOCK];
+  x += blockIdx.x * n;
+  const float* row = x + 1;
+  float v = twice(row[threadIdx.x]) + gridDim.x;
+  bump(v);
+  v += __shfl_xor_sync(0xffffffffu, v, 16);
+  v += __shfl_down_sync(0xffffffffu, v, 1);
+  s[threadIdx.x] = fmaxf(v, 0.0f) + rsqrtf(expf(v));
+  __syncthreads();
+  if (threadIdx.x == 0) out[blockIdx.x] = s[0];
+}
+)", "", ParseOptions{{"BLOCK=64"}});
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "shared float s[64];"));
+  EXPECT_TRUE(contains(g.text, "barrier();"));
+  EXPECT_TRUE(contains(g.text, "subgroupShuffleXor(v, 16u)"));
+  EXPECT_TRUE(contains(g.text, "decy_shfl_down(v, 1u)"));
+  EXPECT_TRUE(contains(g.text, "#extension GL_KHR_shader_subgroup_shuffle : require"));
+  EXPECT_TRUE(contains(g.text, "float twice(float v)"));
+  EXPECT_TRUE(contains(g.text, "void bump(inout float v)"));
+  EXPECT_TRUE(contains(g.text, "uint x_off = 0u;"));
+  EXPECT_TRUE(contains(g.text, "x_off += (gl_WorkGroupID.x * uint(n));"));
+  EXPECT_TRUE(contains(g.text, "uint row_off = x_off + 1u;"));
+  EXPECT_TRUE(contains(g.text, "x[row_off + gl_LocalInvocationID.x]"));
+  EXPECT_TRUE(contains(g.text, "gl_NumWorkGroups.x"));
+  EXPECT_TRUE(contains(g.text, "inversesqrt(exp(v))"));
+  expect_compiles(g, "shared");
+}
+
+// Note [Helpers with pointer parameters]: one GLSL function per combination of buffers, the offset passed.
+TEST(DecyGlsl, HelpersWithPointerParametersAreSpecializedPerBuffer) {
+  const Glsl g = translate(R"(
+__device__ float sum_squares(const float* p, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) { s += p[i] * p[i]; }
+  return s;
+}
+__device__ float twice_sum(const float* p, int n) { return 2.0f * sum_squares(p, n); }
+__global__ void k(const float* __restrict__ a, const float* __restrict__ b, float* out, int n) {
+  a += blockIdx.x * n;
+  out[blockIdx.x] = twice_sum(a, n) + sum_squares(b + 4, n - 4);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "float sum_squares_a(uint p_off, int n)"));
+  EXPECT_TRUE(contains(g.text, "float sum_squares_b(uint p_off, int n)"));
+  EXPECT_TRUE(contains(g.text, "float twice_sum_a(uint p_off, int n)"));
+  EXPECT_TRUE(contains(g.text, "a[p_off + uint(i)]"));
+  EXPECT_TRUE(contains(g.text, "twice_sum_a(a_off, n)"));
+  EXPECT_TRUE(contains(g.text, "sum_squares_b(0u + 4u, (n - 4))"));
+  EXPECT_LT(g.text.find("float sum_squares_a("), g.text.find("float twice_sum_a("));  // callee first
+  expect_compiles(g, "helpers");
+}
+
+// Note [16-bit values] and Note [PTX idioms]: u16 buffers are 16-bit storage, u16 values 32-bit and
+// truncated where C converts; the prelude's f16 conversion asm becomes exact GLSL.
+TEST(DecyGlsl, SixteenBitBuffersAndF16AsmIdioms) {
+  const Glsl g = translate(R"(
+typedef unsigned short u16;
+__device__ float to_f32(u16 h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ u16 to_f16(float f) { u16 h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__global__ void k(const u16* __restrict__ a, u16* __restrict__ b, short* c, int n) {
+  const int i = threadIdx.x;
+  b[i] = to_f16(to_f32(a[i]) * 2.0f);
+  c[i] = static_cast<short>(n + i);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "#extension GL_EXT_shader_16bit_storage : require"));
+  EXPECT_TRUE(contains(g.text, "readonly buffer decy_buf_a { uint16_t a[]; };"));
+  EXPECT_TRUE(contains(g.text, "f = unpackHalf2x16(uint(h)).x;"));
+  EXPECT_TRUE(contains(g.text, "h = decy_f32_to_f16(f);"));
+  EXPECT_TRUE(contains(g.text, "b[i] = uint16_t(to_f16((to_f32(uint(a[i])) * 2.0)));"));
+  EXPECT_TRUE(contains(g.text, "c[i] = int16_t(bitfieldExtract(int(n + i), 0, 16));"));
+  EXPECT_TRUE(contains(g.text, "storageBuffer16BitAccess"));
+  const Glsl z = translate("typedef unsigned short u16;\n__global__ void k(u16* y, int n) { y[0] = n > 0 ? u16{1} : u16{}; }");
+  ASSERT_TRUE(z.errors.empty()) << errors(z);
+  EXPECT_TRUE(contains(z.text, "y[0] = uint16_t((n > 0) ? (uint(1) & 0xffffu) : (uint(0) & 0xffffu));")) << z.text;
+  expect_compiles(g, "sixteen");
+}
+
+// Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
+TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
+  const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "int decy_srem(int a, int b) { return a - b * (a / b); }"));
+  EXPECT_TRUE(contains(g.text, "y[0] = decy_srem(y[1], y[2]);"));
+  EXPECT_TRUE(contains(g.text, "y[3] = decy_srem(y[3], 3);"));
+  EXPECT_TRUE(contains(g.text, "u[0] = (u[1] % u[2]);"));
+  expect_compiles(g, "srem");
+}
+
+TEST(DecyGlsl, TheOnlyKernelNeedsNoName) {
+  EXPECT_TRUE(translate(kAdd).errors.empty());
+  const Glsl two = translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }");
+  ASSERT_EQ(two.errors.size(), 1u);
+  EXPECT_TRUE(contains(two.errors[0].message, "defines 2 kernels: name one with --kernel"));
+  EXPECT_TRUE(translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }", "other").errors.empty());
+}
+
+// Note [Unsupported constructs]: each is named with its line, never translated.
+struct Unsupported {
+  const char* construct;
+  const char* source;
+  unsigned line;
+  const char* message;
+};
+const Unsupported kUnsupported[] = {
+    {"goto", "__global__ void k(float* y) {\n  goto end;\n  y[0] = 1.0f;\nend:\n  return;\n}", 2, "goto"},
+    {"printf", "__global__ void k(float* y) {\n  y[0] = 1.0f;\n  printf(\"%f\", y[0]);\n}", 3, "call to 'printf'"},
+    {"recursion", "__device__ int f(int n) {\n  return n > 0 ? f(n - 1) : 0;\n}\n__global__ void k(int* y) { y[0] = f(3); }", 2,
+     "recursive call of 'f'"},
+    {"double", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
+    {"asm", "__global__ void k(float* y) {\n  asm(\"exit;\");\n}", 2, "inline PTX asm \"exit;\""},
+    {"u16 increment", "__global__ void k(unsigned short* y) {\n  unsigned short h = y[0];\n  h++;\n  y[0] = h;\n}", 3, "on a 16-bit value"},
+    {"8-bit", "__global__ void k(signed char* y) {\n  y[0] = 1;\n}", 1, "8-bit type"},
+    {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
+    {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
+    {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
+    {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
+     "pointer argument 1 of 'first'"},
+};
+
+TEST(DecyCheck, UnsupportedConstructsAreNamedWithTheirLine) {
+  for (const Unsupported& u : kUnsupported) {
+    const Glsl g = translate(u.source);
+    EXPECT_TRUE(g.text.empty()) << u.construct;
+    bool found = false;
+    for (const auto& e : g.errors) found |= e.loc.line == u.line && contains(e.message, u.message) && e.loc.file == "snippet.cu";
+    EXPECT_TRUE(found) << u.construct << ": expected line " << u.line << " '" << u.message << "', got:\n" << errors(g);
+  }
+}
+
+TEST(DecyCheck, ErrorsInAnotherKernelDoNotBlockThisOne) {
+  const std::string src = std::string(kAdd) + "__global__ void bad(float* y) { printf(\"x\"); }\n";
+  EXPECT_TRUE(translate(src, "add").errors.empty());
+  EXPECT_FALSE(translate(src, "bad").errors.empty());
+}
+
+TEST(DecyCheck, TemplateKernelsAreListedAsSkipped) {
+  const Module m = parse_source("snippet.cu", "template <int N> __global__ void t(float* y) { y[0] = N; }\n");
+  ASSERT_EQ(m.skipped.size(), 1u);
+  EXPECT_EQ(m.skipped[0].name, "t");
+  const Checked c = check(m, "t");
+  ASSERT_FALSE(c.errors.empty());
+  EXPECT_TRUE(contains(c.errors[0].message, "template"));
+}
+
+}  // namespace
+}  // namespace decy

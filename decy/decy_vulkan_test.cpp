@@ -1,0 +1,293 @@
+// decy end to end: the kernels of testdata/kernels.cu, translated to GLSL and compiled to SPIR-V at build
+// time (decy/CMakeLists.txt), run on a Vulkan device (lavapipe in CI) against a CPU reference under
+// contracts/gpu/decy.yaml. A visible skip without a Vulkan device or without the Vulkan backend.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "support/gpu_contract.h"
+#include "trueno/ops.h"
+#ifdef TRUENO_TESTS_WITH_VULKAN
+#include "trueno/vulkan/context.h"
+#endif
+
+namespace {
+
+#ifdef TRUENO_TESTS_WITH_VULKAN
+using trueno::vulkan::Buffer;
+using trueno::vulkan::Context;
+using trueno::vulkan::Pipeline;
+using trueno::vulkan::Recorder;
+
+#define DECY_REQUIRE_VULKAN_DEVICE()                                                                  \
+  do {                                                                                                \
+    std::string why_;                                                                                 \
+    if (!trueno::vulkan::probe(0, &why_)) GTEST_SKIP() << "skipped: no Vulkan device: " << why_;     \
+  } while (0)
+
+Context& context() {
+  static const std::shared_ptr<Context> c = [] {
+    auto ctx = Context::open(0);
+    std::printf("[decy] %s\n", ctx->info().describe().c_str());
+    return ctx;
+  }();
+  return *c;
+}
+
+// The SPIR-V decy + glslc made of kernel `name` at build time (DECY_SPIRV_DIR moves the folder: a copy
+// of the build on another machine).
+std::vector<std::uint32_t> spirv(const std::string& name) {
+  const char* env = std::getenv("DECY_SPIRV_DIR");
+  std::ifstream f(std::string(env != nullptr && *env != '\0' ? env : DECY_SPIRV_DIR) + "/" + name + ".spv", std::ios::binary);
+  EXPECT_TRUE(f.good()) << "no SPIR-V for " << name << " in " << DECY_SPIRV_DIR;
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), words.size() * 4);
+  return words;
+}
+
+Buffer upload(const std::vector<float>& v) {
+  Buffer b(context(), v.size() * 4);
+  b.upload(v.data(), v.size() * 4);
+  return b;
+}
+std::vector<float> download(const Buffer& b, std::size_t n) {
+  std::vector<float> v(n);
+  b.download(v.data(), n * 4);
+  return v;
+}
+
+struct Push2 {
+  std::int32_t n;
+  float f;
+};
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 r(trueno::test::gpu_test_seed("decy"));
+  return r;
+}
+
+TEST(DecyVulkanGpu, AddRowsBiasMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int rows = 5, n = 300, block = 64;
+  auto y = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  const auto b = trueno::test::random_normal(n, rng(), 1.0f);
+  std::vector<float> cpu = y;
+  for (int r = 0; r < rows; ++r)
+    for (int i = 0; i < n; ++i) cpu[static_cast<std::size_t>(r) * n + i] += b[i];
+  Buffer by = upload(y), bb = upload(b);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("add_rows_bias", spirv("add_rows_bias"), 2, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&by, &bb}, push, (n + block - 1) / block, rows);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "add_rows_bias", download(by, y.size()), cpu, "5 x 300");
+}
+
+TEST(DecyVulkanGpu, SwigluMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 1000, block = 128, groups = 3;  // fewer threads than values: the grid-stride loop
+  const auto g = trueno::test::random_normal(n, rng(), 2.0f), u = trueno::test::random_normal(n, rng(), 1.0f);
+  std::vector<float> cpu(n);
+  for (int i = 0; i < n; ++i) cpu[i] = g[i] / (1.0f + std::exp(-g[i])) * u[i];
+  Buffer bg = upload(g), bu = upload(u), bo(context(), n * 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("swiglu", spirv("swiglu"), 3, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&bg, &bu, &bo}, push, groups);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "swiglu", download(bo, n), cpu, "1000");
+}
+
+std::vector<float> row_sums(const std::vector<float>& x, int rows, int n, float scale) {
+  std::vector<float> out(rows);
+  for (int r = 0; r < rows; ++r) {
+    double s = 0;
+    for (int i = 0; i < n; ++i) s += x[static_cast<std::size_t>(r) * n + i];
+    out[r] = static_cast<float>(s) * scale;
+  }
+  return out;
+}
+
+TEST(DecyVulkanGpu, RowSumThroughSharedMemoryMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int rows = 7, n = 1000, block = 256;  // block = ROW_SUM_THREADS, the shared array's size
+  const auto x = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  Buffer bx = upload(x), bo(context(), rows * 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("row_sum_shared", spirv("row_sum_shared"), 2, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&bx, &bo}, push, rows);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "row_sum_shared", download(bo, rows), row_sums(x, rows, n, 1.0f), "7 x 1000");
+}
+
+TEST(DecyVulkanGpu, RowSumThroughWarpShufflesMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const std::uint32_t sg = context().info().subgroup_size;
+  // The kernel's second stage sums the per-warp values with one warp: at most warpSize warps per block
+  // (always true in CUDA, where 1024 threads are 32 warps of 32; on lavapipe's subgroups of 8: 64 threads).
+  if (sg == 0) GTEST_SKIP() << "skipped: the device reports no subgroup size";
+  const int rows = 6, n = 777, block = static_cast<int>(std::min(256u, sg * sg));
+  const auto x = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  Buffer bx = upload(x), bo(context(), rows * 4);
+  const std::uint32_t spec[1] = {static_cast<std::uint32_t>(block)};
+  const Pipeline& p = context().pipeline_from_spirv("row_sum_warp", spirv("row_sum_warp"), 2, 8, spec);
+  Recorder rec(context());
+  const Push2 push{n, 0.5f};
+  rec.dispatch(p, {&bx, &bo}, push, rows);
+  rec.submit();
+  std::printf("subgroup size %u, block %d\n", sg, block);
+  trueno::test::expect_gpu_contract("decy", "row_sum_warp", download(bo, rows), row_sums(x, rows, n, 0.5f), "6 x 777");
+}
+TEST(DecyVulkanGpu, SignedDivisionAndRemainderAreCs) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 400, block = 64;
+  std::vector<std::int32_t> x(n);
+  std::uniform_int_distribution<std::int32_t> d(-100000, 100000);
+  for (auto& v : x) v = d(rng());
+  for (const int m : {7, -7}) {
+    std::vector<float> want, got;
+    for (int i = 0; i < n; ++i) want.push_back(static_cast<float>(x[i] / m)), want.push_back(static_cast<float>(x[i] % m));
+    Buffer bx(context(), n * 4), bq(context(), n * 4), br(context(), n * 4);
+    bx.upload(x.data(), n * 4);
+    const std::uint32_t spec[1] = {block};
+    const Pipeline& p = context().pipeline_from_spirv("div_rem", spirv("div_rem"), 3, 8, spec);
+    Recorder rec(context());
+    const std::int32_t push[2] = {m, n};
+    rec.dispatch(p, {&bx, &bq, &br}, push, (n + block - 1) / block);
+    rec.submit();
+    std::vector<std::int32_t> q(n), r(n);
+    bq.download(q.data(), n * 4), br.download(r.data(), n * 4);
+    for (int i = 0; i < n; ++i) got.push_back(static_cast<float>(q[i])), got.push_back(static_cast<float>(r[i]));
+    trueno::test::expect_gpu_contract("decy", "div_rem", got, want, m > 0 ? "m = 7" : "m = -7");  // |values| < 2^24: exact floats
+  }
+}
+
+// The project's own CUDA kernels (src/cuda/kernels/layer_ops.cu) through decy, against the CPU ops.
+TEST(DecyVulkanGpu, ProjectSwigluAndAddMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 1000, block = 256, groups = (n + block - 1) / block;
+  const auto g = trueno::test::random_normal(n, rng(), 2.0f), u = trueno::test::random_normal(n, rng(), 1.0f);
+  const std::uint32_t spec[1] = {block};
+  const std::int32_t push = n;
+  std::vector<float> cpu(n);
+  {
+    trueno::ops::swiglu(g, u, cpu);
+    Buffer bg = upload(g), bu = upload(u);
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_swiglu", spirv("layer_ops_swiglu"), 2, 4, spec);
+    Recorder rec(context());
+    rec.dispatch(p, {&bg, &bu}, push, groups);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_swiglu", download(bg, n), cpu, "1000");
+  }
+  {
+    trueno::ops::add(g, u, cpu);
+    Buffer bx = upload(g), by = upload(u);
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_add_inplace", spirv("layer_ops_add_inplace"), 2, 4, spec);
+    Recorder rec(context());
+    rec.dispatch(p, {&bx, &by}, push, groups);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_add_inplace", download(bx, n), cpu, "1000");
+  }
+}
+// prefill_ops.cu's add_rows: a 64-bit row offset (u64), so the device needs shaderInt64.
+TEST(DecyVulkanGpu, ProjectAddRowsMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device has no shaderInt64 (add_rows indexes with u64)";
+  const int rows = 4, n = 333, block = 64;
+  const auto y = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  const auto b = trueno::test::random_normal(n, rng(), 1.0f);
+  std::vector<float> cpu(y.size());
+  for (int r = 0; r < rows; ++r)
+    trueno::ops::add(std::span(y).subspan(static_cast<std::size_t>(r) * n, n), b, std::span(cpu).subspan(static_cast<std::size_t>(r) * n, n));
+  Buffer by = upload(y), bb = upload(b);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("prefill_ops_add_rows", spirv("prefill_ops_add_rows"), 2, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&by, &bb}, push, (n + block - 1) / block, rows);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "prefill_ops_add_rows", download(by, y.size()), cpu, "4 x 333");
+}
+// layer_ops.cu's attention_combine (through attention.cuh's attention_combine_body, a helper taking two
+// buffers: Note [Helpers with pointer parameters]): per head, the sum of the chunks' partial outputs.
+TEST(DecyVulkanGpu, ProjectAttentionCombineMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device has no shaderInt64 (attention_combine indexes with u64)";
+  const int heads = 3, hd = 40, max_chunks = 5, pos = 200, chunk = 64, n_chunks = (pos + 1 + chunk - 1) / chunk, block = 32;
+  const auto o = trueno::test::random_normal(static_cast<std::size_t>(heads) * max_chunks * hd, rng(), 1.0f);
+  std::vector<float> cpu(static_cast<std::size_t>(heads) * hd);
+  for (int h = 0; h < heads; ++h)
+    for (int d = 0; d < hd; ++d) {
+      float acc = 0.0f;  // the kernel's order: exact
+      for (int c = 0; c < n_chunks; ++c) acc += o[(static_cast<std::size_t>(h) * max_chunks + c) * hd + d];
+      cpu[static_cast<std::size_t>(h) * hd + d] = acc;
+    }
+  const std::vector<std::int32_t> posv = {pos};
+  Buffer bo = upload(o), bpos(context(), 4), bout(context(), cpu.size() * 4);
+  bpos.upload(posv.data(), 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("layer_ops_attention_combine", spirv("layer_ops_attention_combine"), 3, 8, spec);
+  Recorder rec(context());
+  const std::int32_t push[2] = {hd, max_chunks};
+  rec.dispatch(p, {&bo, &bpos, &bout}, push, heads);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "layer_ops_attention_combine", download(bout, cpu.size()), cpu, "3 heads x 40, 4 chunks");
+}
+// layer_ops.cu's kv_append and prefill_ops.cu's cast_f16: f32 -> f16 bits in u16 buffers (the prelude's
+// cvt.rn.f16.f32 asm: Note [PTX idioms]), against trueno::ops::f32_to_f16 (round to nearest even).
+TEST(DecyVulkanGpu, ProjectF16StoresMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const int n = 515, pos = 3, block = 64;
+  auto x = trueno::test::random_normal(n, rng(), 3.0f);
+  x[0] = 65504.0f, x[1] = 1e-6f, x[2] = -1e-8f, x[3] = 1e6f;  // largest f16, a subnormal, underflow, overflow
+  std::vector<std::uint16_t> want(n);
+  trueno::ops::f32_to_f16(x, want);
+  const std::uint32_t spec[1] = {block};
+  auto halves = [](const Buffer& b, std::size_t count, std::size_t first) {
+    std::vector<std::uint16_t> h(count + first);
+    b.download(h.data(), h.size() * 2);
+    return std::vector<float>(h.begin() + static_cast<std::ptrdiff_t>(first), h.end());  // the bits as exact floats
+  };
+  const std::vector<float> want_bits(want.begin(), want.end());
+  {
+    const std::vector<std::int32_t> posv = {pos};
+    Buffer bk = upload(x), bv = upload(x), bkc(context(), (pos + 1) * n * 2 + 2), bvc(context(), (pos + 1) * n * 2 + 2), bpos(context(), 4);
+    bpos.upload(posv.data(), 4);
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_kv_append", spirv("layer_ops_kv_append"), 5, 4, spec);
+    Recorder rec(context());
+    const std::int32_t push = n;
+    rec.dispatch(p, {&bk, &bv, &bkc, &bvc, &bpos}, push, (n + block - 1) / block);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_kv_append", halves(bkc, n, static_cast<std::size_t>(pos) * n), want_bits, "k row 3");
+    trueno::test::expect_gpu_contract("decy", "layer_ops_kv_append", halves(bvc, n, static_cast<std::size_t>(pos) * n), want_bits, "v row 3");
+  }
+  {
+    Buffer bx = upload(x), by(context(), n * 2 + 2);
+    const Pipeline& p = context().pipeline_from_spirv("prefill_ops_cast_f16", spirv("prefill_ops_cast_f16"), 2, 8, spec);
+    Recorder rec(context());
+    const std::uint64_t push = n;
+    rec.dispatch(p, {&bx, &by}, push, 3);  // fewer threads than values: the grid-stride loop
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "prefill_ops_cast_f16", halves(by, n, 0), want_bits, "515");
+  }
+}
+#else
+TEST(DecyVulkanGpu, NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
+#endif
+
+}  // namespace

@@ -1,0 +1,600 @@
+// Parse: libclang's AST of a device-side CUDA parse -> decy's IR (ir.h). Operators are read from the tokens
+// (libclang 14's C API does not expose them); constants (literals, -D knobs, sizeof, enum values) through
+// clang_Cursor_Evaluate. Note [Unsupported constructs]: whatever the IR cannot hold is a diagnostic here;
+// what it can hold but GLSL cannot express is judged by check.cpp.
+#include "parse.h"
+
+#include <clang-c/Index.h>
+
+#include <algorithm>
+#include <optional>
+#include <set>
+#include <stdexcept>
+
+#include "builtins.h"
+
+namespace decy {
+namespace {
+
+std::string str(CXString s) {
+  const char* c = clang_getCString(s);
+  std::string r = c != nullptr ? c : "";
+  clang_disposeString(s);
+  return r;
+}
+
+std::vector<CXCursor> children(CXCursor c) {
+  std::vector<CXCursor> out;
+  clang_visitChildren(
+      c, [](CXCursor k, CXCursor, CXClientData d) {
+        static_cast<std::vector<CXCursor>*>(d)->push_back(k);
+        return CXChildVisit_Continue;
+      },
+      &out);
+  return out;
+}
+
+// The children that are statements, expressions or declarations (type references and attributes dropped).
+std::vector<CXCursor> operands(CXCursor c) {
+  std::vector<CXCursor> out;
+  for (CXCursor k : children(c)) {
+    const CXCursorKind kind = clang_getCursorKind(k);
+    if (clang_isExpression(kind) || clang_isStatement(kind) || clang_isDeclaration(kind)) out.push_back(k);
+  }
+  return out;
+}
+
+bool has_attr(CXCursor c, CXCursorKind attr) {
+  for (CXCursor k : children(c))
+    if (clang_getCursorKind(k) == attr) return true;
+  return false;
+}
+
+unsigned offset_of(CXSourceLocation l) {
+  unsigned off = 0;
+  clang_getFileLocation(l, nullptr, nullptr, nullptr, &off);
+  return off;
+}
+
+const std::set<std::string> kBinaryOps = {"+",  "-",  "*",  "/",  "%",  "<<", ">>", "<",  ">",  "<=", ">=",  "==",  "!=", "&", "|",
+                                          "^",  "&&", "||", "=",  "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", ","};
+const std::set<std::string> kPrefixOps = {"-", "+", "!", "~", "++", "--", "*", "&"};
+
+class Parser {
+ public:
+  Parser(Module& m, CXTranslationUnit tu) : m_(m), tu_(tu) {}
+
+  void top(CXCursor c) {
+    for (CXCursor k : children(c)) {
+      const CXCursorKind kind = clang_getCursorKind(k);
+      if (clang_Location_isInSystemHeader(clang_getCursorLocation(k)) || loc(k).file == kBuiltinsPath) continue;
+      // The main file and the project headers it includes (prelude.cuh's helpers are called by its kernels).
+      if (kind == CXCursor_LinkageSpec || kind == CXCursor_UnexposedDecl || kind == CXCursor_Namespace) {  // extern "C": UnexposedDecl in libclang 14
+        top(k);
+      } else if (kind == CXCursor_FunctionDecl && clang_isCursorDefinition(k)) {
+        function(k);
+      } else if (kind == CXCursor_FunctionTemplate && clang_isCursorDefinition(k) && has_attr(k, CXCursor_CUDAGlobalAttr)) {
+        Skipped s;
+        s.name = str(clang_getCursorSpelling(k));
+        s.why = diagnostic(loc(k).file, loc(k).line, "template kernel (templates are not in this slice of decy: instantiate by hand)");
+        m_.skipped.push_back(std::move(s));
+      }
+    }
+  }
+
+ private:
+  Loc loc(CXCursor c) const {
+    CXFile f = nullptr;
+    unsigned line = 0;
+    clang_getExpansionLocation(clang_getCursorLocation(c), &f, &line, nullptr, nullptr);
+    return {f != nullptr ? str(clang_getFileName(f)) : m_.file, line};
+  }
+
+  void error(CXCursor c, std::string what) {
+    const Loc l = loc(c);
+    m_.diagnostics.push_back(diagnostic(l.file, l.line, std::move(what)));
+  }
+
+  Expr unsupported(CXCursor c, const std::string& what) {
+    error(c, what);
+    Expr e;
+    e.loc = loc(c);
+    return e;
+  }
+
+  Type type_of(CXType t) {
+    Type r;
+    r.c_name = str(clang_getTypeSpelling(t));
+    const CXType ct = clang_getCanonicalType(t);
+    switch (ct.kind) {
+      case CXType_LValueReference: {
+        const CXType pt = clang_getPointeeType(ct);
+        Type in = type_of(pt);
+        in.reference = true, in.is_const = clang_isConstQualifiedType(pt), in.c_name = r.c_name;
+        if (in.pointer || in.array) in.scalar = Scalar::Unsupported;
+        return in;
+      }
+      case CXType_Pointer: {
+        const CXType pt = clang_getPointeeType(ct);
+        Type in = type_of(pt);
+        if (in.pointer || in.array || in.reference) in.scalar = Scalar::Unsupported;
+        in.pointer = true, in.is_const = clang_isConstQualifiedType(pt), in.restrict_ = clang_isRestrictQualifiedType(ct);
+        in.c_name = r.c_name;
+        return in;
+      }
+      case CXType_ConstantArray: {
+        Type in = type_of(clang_getArrayElementType(ct));
+        if (in.pointer || in.array) in.scalar = Scalar::Unsupported;
+        in.array = static_cast<std::uint64_t>(clang_getArraySize(ct)), in.c_name = r.c_name;
+        return in;
+      }
+      case CXType_Void: r.scalar = Scalar::Void; break;
+      case CXType_Bool: r.scalar = Scalar::Bool; break;
+      case CXType_Int: r.scalar = Scalar::I32; break;
+      case CXType_UInt: r.scalar = Scalar::U32; break;
+      case CXType_Long:
+      case CXType_LongLong: r.scalar = clang_Type_getSizeOf(ct) == 8 ? Scalar::I64 : Scalar::I32; break;
+      case CXType_ULong:
+      case CXType_ULongLong: r.scalar = clang_Type_getSizeOf(ct) == 8 ? Scalar::U64 : Scalar::U32; break;
+      case CXType_Float: r.scalar = Scalar::F32; break;
+      case CXType_UShort: r.scalar = Scalar::U16; break;
+      case CXType_Short: r.scalar = Scalar::I16; break;
+      case CXType_UChar:
+      case CXType_Char_U: r.scalar = Scalar::U8; break;
+      case CXType_SChar:
+      case CXType_Char_S: r.scalar = Scalar::I8; break;
+      case CXType_Double: r.scalar = Scalar::F64; break;
+      default: r.scalar = Scalar::Unsupported; break;
+    }
+    return r;
+  }
+
+  // A constant expression folded by clang (literals, -D knobs, sizeof, enum values), or nothing.
+  std::optional<Expr> constant(CXCursor c) {
+    CXEvalResult r = clang_Cursor_Evaluate(c);
+    if (r == nullptr) return std::nullopt;
+    Expr e;
+    e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+    std::optional<Expr> out;
+    const CXEvalResultKind kind = clang_EvalResult_getKind(r);
+    if (!e.type.pointer && !e.type.array && (kind == CXEval_Int || kind == CXEval_Float)) {
+      const bool f = kind == CXEval_Float;
+      const double d = f ? clang_EvalResult_getAsDouble(r) : 0.0;
+      std::uint64_t i = 0;
+      if (!f) i = clang_EvalResult_isUnsignedInt(r) ? clang_EvalResult_getAsUnsigned(r) : static_cast<std::uint64_t>(clang_EvalResult_getAsLongLong(r));
+      if (e.type.scalar == Scalar::F32 || e.type.scalar == Scalar::F64) {
+        e.kind = Expr::Kind::FloatLit, e.fval = f ? d : static_cast<double>(static_cast<std::int64_t>(i));
+      } else if (e.type.scalar == Scalar::Bool) {
+        e.kind = Expr::Kind::BoolLit, e.ival = f ? d != 0 : i != 0;
+      } else if (!f) {
+        e.kind = Expr::Kind::IntLit, e.ival = i;
+      }
+      if (e.kind != Expr::Kind::IntLit || !f) out = e;
+    }
+    clang_EvalResult_dispose(r);
+    return out;
+  }
+
+  std::vector<std::string> tokens(CXCursor c) {
+    CXToken* toks = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu_, clang_getCursorExtent(c), &toks, &n);
+    std::vector<std::string> out;
+    for (unsigned i = 0; i < n; ++i) out.push_back(str(clang_getTokenSpelling(tu_, toks[i])));
+    clang_disposeTokens(tu_, toks, n);
+    return out;
+  }
+
+  // The operator token of a binary expression: the first token after its left operand.
+  std::string binary_operator(CXCursor c, CXCursor lhs) {
+    const unsigned lhs_end = offset_of(clang_getRangeEnd(clang_getCursorExtent(lhs)));
+    CXToken* toks = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu_, clang_getCursorExtent(c), &toks, &n);
+    std::string op;
+    for (unsigned i = 0; i < n; ++i) {
+      if (offset_of(clang_getTokenLocation(tu_, toks[i])) < lhs_end) continue;
+      if (clang_getTokenKind(toks[i]) == CXToken_Punctuation) op = str(clang_getTokenSpelling(tu_, toks[i]));
+      break;
+    }
+    clang_disposeTokens(tu_, toks, n);
+    return kBinaryOps.contains(op) ? op : "";
+  }
+
+  // An implicit conversion (libclang's UnexposedExpr over one operand) to `to`.
+  Expr convert(Expr in, const Type& to) {
+    if (to.pointer || to.array || in.type.pointer || in.type.array || to.scalar == in.type.scalar) return in;
+    if (in.kind == Expr::Kind::FloatLit && (to.scalar == Scalar::F32 || to.scalar == Scalar::F64)) {
+      in.type = to;
+      return in;
+    }
+    const auto integer = [](Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; };
+    if (in.kind == Expr::Kind::IntLit && integer(in.type.scalar) && integer(to.scalar)) {  // a literal converted in place
+      if (to.scalar == Scalar::U32) in.ival &= 0xffffffffu;
+      if (to.scalar == Scalar::I32) in.ival = static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(in.ival)));
+      if (in.type.scalar == Scalar::U32 && to.scalar == Scalar::I64) in.ival &= 0xffffffffu;
+      in.type = to;
+      return in;
+    }
+    Expr e;
+    e.kind = Expr::Kind::Cast, e.type = to, e.loc = in.loc;
+    e.args.push_back(std::move(in));
+    return e;
+  }
+
+  static CXCursor strip(CXCursor c) {
+    while (clang_getCursorKind(c) == CXCursor_UnexposedExpr || clang_getCursorKind(c) == CXCursor_ParenExpr) {
+      const auto ops = operands(c);
+      if (ops.size() != 1) break;
+      c = ops[0];
+    }
+    return c;
+  }
+
+  Expr decl_ref(CXCursor c) {
+    const CXCursor d = clang_getCursorReferenced(c);
+    const CXCursorKind dk = clang_getCursorKind(d);
+    const std::string name = str(clang_getCursorSpelling(c));
+    const bool local = dk == CXCursor_ParmDecl ||
+                       (dk == CXCursor_VarDecl && clang_getCursorKind(clang_getCursorSemanticParent(d)) == CXCursor_FunctionDecl);
+    if (local) {
+      Expr e;
+      e.kind = Expr::Kind::Var, e.name = name, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+      return e;
+    }
+    if (name == "warpSize") {
+      Expr e;
+      e.kind = Expr::Kind::Builtin, e.name = "int(gl_SubgroupSize)", e.loc = loc(c), e.type.scalar = Scalar::I32;
+      return e;
+    }
+    if (auto k = constant(c)) return *k;
+    if (name == "threadIdx" || name == "blockIdx" || name == "blockDim" || name == "gridDim")
+      return unsupported(c, "'" + name + "' used without .x/.y/.z");
+    if (dk == CXCursor_FunctionDecl) return unsupported(c, "function '" + name + "' used as a value");
+    return unsupported(c, "global variable '" + name + "' (__device__/__constant__ globals are not in the subset)");
+  }
+
+  Expr member(CXCursor c) {
+    const auto ops = operands(c);
+    const std::string field = str(clang_getCursorSpelling(c));
+    if (ops.size() == 1) {
+      const CXCursor base = strip(ops[0]);
+      const std::string name = str(clang_getCursorSpelling(base));
+      static const std::pair<const char*, const char*> kIndex[] = {
+          {"threadIdx", "gl_LocalInvocationID"}, {"blockIdx", "gl_WorkGroupID"}, {"blockDim", "gl_WorkGroupSize"}, {"gridDim", "gl_NumWorkGroups"}};
+      for (const auto& [cuda, glsl] : kIndex)
+        if (clang_getCursorKind(base) == CXCursor_DeclRefExpr && name == cuda && (field == "x" || field == "y" || field == "z")) {
+          Expr e;
+          e.kind = Expr::Kind::Builtin, e.name = std::string(glsl) + "." + field, e.loc = loc(c), e.type.scalar = Scalar::U32;
+          return e;
+        }
+    }
+    return unsupported(c, "member access '." + field + "' (structs are not in the subset)");
+  }
+
+  Expr call(CXCursor c) {
+    const CXCursor callee = clang_getCursorReferenced(c);
+    Expr e;
+    e.kind = Expr::Kind::Call, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+    if (clang_Cursor_isNull(callee) || clang_getCursorKind(callee) != CXCursor_FunctionDecl)
+      return unsupported(c, "call of something that is not a named function");
+    e.name = str(clang_getCursorSpelling(callee));
+    const int n = clang_Cursor_getNumArguments(c);
+    for (int i = 0; i < n; ++i) {
+      const CXCursor a = clang_Cursor_getArgument(c, static_cast<unsigned>(i));
+      if (clang_getCursorKind(a) == CXCursor_UnexposedExpr && operands(a).empty()) {  // a default argument
+        if (auto k = constant(a)) {
+          e.args.push_back(*k);
+          continue;
+        }
+      }
+      e.args.push_back(expr(a));
+    }
+    if (current_ != nullptr && std::find(current_->calls.begin(), current_->calls.end(), e.name) == current_->calls.end())
+      current_->calls.push_back(e.name);
+    return e;
+  }
+
+  Expr node(Expr::Kind kind, CXCursor c, std::string op, std::vector<Expr> args) {
+    Expr e;
+    e.kind = kind, e.op = std::move(op), e.args = std::move(args), e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+    return e;
+  }
+
+  Expr expr(CXCursor c) {
+    const CXCursorKind kind = clang_getCursorKind(c);
+    const auto ops = operands(c);
+    switch (kind) {
+      case CXCursor_IntegerLiteral:
+      case CXCursor_FloatingLiteral:
+      case CXCursor_CXXBoolLiteralExpr:
+      case CXCursor_UnaryExpr:  // sizeof, alignof
+        if (auto k = constant(c)) return *k;
+        return unsupported(c, "expression '" + str(clang_getCursorKindSpelling(kind)) + "' that is not a constant");
+      case CXCursor_ParenExpr:
+        return expr(ops.at(0));
+      case CXCursor_UnexposedExpr:
+        if (ops.size() == 1) return convert(expr(ops[0]), type_of(clang_getCursorType(c)));
+        if (auto k = constant(c)) return *k;
+        return unsupported(c, "an unexposed expression");
+      case CXCursor_CStyleCastExpr:
+      case CXCursor_CXXStaticCastExpr:
+      case CXCursor_CXXFunctionalCastExpr: {
+        if (ops.empty()) return unsupported(c, "an empty cast");
+        Expr in = expr(ops.back());
+        const Type to = type_of(clang_getCursorType(c));
+        if (to.pointer || in.type.pointer) return unsupported(c, "a pointer cast");
+        return convert(std::move(in), to);
+      }
+      case CXCursor_InitListExpr: {  // T{x} or T{} of a scalar (u16{0}); aggregates are not in the subset
+        const Type t = type_of(clang_getCursorType(c));
+        if (t.pointer || t.array || ops.size() > 1) return unsupported(c, "an initializer list of '" + t.c_name + "'");
+        if (ops.size() == 1) return convert(expr(ops[0]), t);
+        Expr zero;
+        zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = loc(c);
+        return convert(zero, t);
+      }
+      case CXCursor_CXXReinterpretCastExpr:
+        return unsupported(c, "reinterpret_cast");
+      case CXCursor_CXXConstCastExpr:
+        return unsupported(c, "const_cast");
+      case CXCursor_CXXNullPtrLiteralExpr:
+        return unsupported(c, "nullptr (pointer comparisons are not in the subset)");
+      case CXCursor_DeclRefExpr:
+        return decl_ref(c);
+      case CXCursor_MemberRefExpr:
+        return member(c);
+      case CXCursor_ArraySubscriptExpr:
+        return node(Expr::Kind::Index, c, "", {expr(ops.at(0)), expr(ops.at(1))});
+      case CXCursor_CallExpr:
+        return call(c);
+      case CXCursor_BinaryOperator:
+      case CXCursor_CompoundAssignOperator: {
+        if (auto k = constant(c)) return *k;
+        if (ops.size() != 2) return unsupported(c, "a binary operator without two operands");
+        const std::string op = binary_operator(c, ops[0]);
+        if (op.empty()) return unsupported(c, "a binary operator decy cannot read (inside a macro expansion?)");
+        return node(Expr::Kind::Binary, c, op, {expr(ops[0]), expr(ops[1])});
+      }
+      case CXCursor_UnaryOperator: {
+        if (auto k = constant(c)) return *k;
+        const auto t = tokens(c);
+        if (ops.size() != 1 || t.empty()) return unsupported(c, "a unary operator decy cannot read");
+        if (kPrefixOps.contains(t.front())) {
+          if (t.front() == "&") return unsupported(c, "address-of '&' (pointers to locals are not in the subset)");
+          Expr in = expr(ops[0]);
+          if (t.front() == "*") {  // *p -> p[0]
+            Expr zero;
+            zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = in.loc;
+            return node(Expr::Kind::Index, c, "", {std::move(in), zero});
+          }
+          return node(Expr::Kind::Unary, c, t.front(), {std::move(in)});
+        }
+        if (t.back() == "++" || t.back() == "--") return node(Expr::Kind::Postfix, c, t.back(), {expr(ops[0])});
+        return unsupported(c, "a unary operator decy cannot read (inside a macro expansion?)");
+      }
+      case CXCursor_ConditionalOperator:
+        if (auto k = constant(c)) return *k;
+        return node(Expr::Kind::Cond, c, "", {expr(ops.at(0)), expr(ops.at(1)), expr(ops.at(2))});
+      default:
+        return unsupported(c, "expression '" + str(clang_getCursorKindSpelling(kind)) + "'");
+    }
+  }
+
+  VarDecl var(CXCursor c) {
+    VarDecl v;
+    v.name = str(clang_getCursorSpelling(c)), v.type = type_of(clang_getCursorType(c)), v.loc = loc(c);
+    v.shared = has_attr(c, CXCursor_CUDASharedAttr);
+    if (clang_Cursor_getStorageClass(c) == CX_SC_Extern) error(c, "extern __shared__ '" + v.name + "' (dynamic shared memory is not in this slice)");
+    if (clang_Cursor_getStorageClass(c) == CX_SC_Static && !v.shared) error(c, "static local variable '" + v.name + "'");
+    // An array's expression children are its size (libclang 14 has no clang_Cursor_getVarDeclInitializer);
+    // a scalar's last one is its initializer.
+    for (CXCursor k : operands(c)) {
+      if (!clang_isExpression(clang_getCursorKind(k))) continue;
+      if (clang_getCursorKind(k) == CXCursor_InitListExpr) {
+        error(k, "initializer list of '" + v.name + "'");
+        continue;
+      }
+      if (!v.type.array) v.init = convert(expr(k), v.type), v.has_init = true;
+    }
+    return v;
+  }
+
+  Stmt stmt(CXCursor c) {
+    Stmt s;
+    s.loc = loc(c);
+    const CXCursorKind kind = clang_getCursorKind(c);
+    const auto ops = operands(c);
+    switch (kind) {
+      case CXCursor_CompoundStmt:
+        s.kind = Stmt::Kind::Block;
+        for (CXCursor k : ops) s.body.push_back(stmt(k));
+        break;
+      case CXCursor_DeclStmt:
+        s.kind = Stmt::Kind::Decl;
+        for (CXCursor k : ops) {
+          if (clang_getCursorKind(k) == CXCursor_VarDecl) s.decls.push_back(var(k));
+          else error(k, "local declaration '" + str(clang_getCursorKindSpelling(clang_getCursorKind(k))) + "'");
+        }
+        break;
+      case CXCursor_IfStmt:
+        if (ops.size() < 2 || clang_getCursorKind(ops[0]) == CXCursor_VarDecl) {
+          error(c, "an if with a declaration in its condition");
+          break;
+        }
+        s.kind = Stmt::Kind::If;
+        s.exprs.push_back(expr(ops[0]));
+        for (std::size_t i = 1; i < ops.size(); ++i) s.body.push_back(stmt(ops[i]));
+        break;
+      case CXCursor_ForStmt:
+        if (ops.size() != 4) {
+          error(c, "a for loop with an empty init, condition or increment (write it as a while loop)");
+          break;
+        }
+        s.kind = Stmt::Kind::For;
+        s.body.push_back(stmt(ops[0]));
+        s.exprs.push_back(expr(ops[1]));
+        s.exprs.push_back(expr(ops[2]));
+        s.body.push_back(stmt(ops[3]));
+        break;
+      case CXCursor_WhileStmt:
+        s.kind = Stmt::Kind::While;
+        s.exprs.push_back(expr(ops.at(0)));
+        s.body.push_back(stmt(ops.at(1)));
+        break;
+      case CXCursor_DoStmt:
+        s.kind = Stmt::Kind::Do;
+        s.body.push_back(stmt(ops.at(0)));
+        s.exprs.push_back(expr(ops.at(1)));
+        break;
+      case CXCursor_ReturnStmt:
+        s.kind = Stmt::Kind::Return;
+        if (!ops.empty()) s.exprs.push_back(expr(ops[0]));
+        break;
+      case CXCursor_BreakStmt: s.kind = Stmt::Kind::Break; break;
+      case CXCursor_ContinueStmt: s.kind = Stmt::Kind::Continue; break;
+      case CXCursor_NullStmt: break;
+      case CXCursor_UnexposedStmt:  // libclang 14's AttributedStmt: `#pragma unroll` before a loop (a hint: dropped)
+        if (ops.size() == 1 && clang_isStatement(clang_getCursorKind(ops[0]))) return stmt(ops[0]);
+        error(c, "statement 'UnexposedStmt'");
+        break;
+      case CXCursor_GotoStmt: error(c, "goto"); break;
+      case CXCursor_LabelStmt: error(c, "a label (goto target)"); break;
+      case CXCursor_SwitchStmt: error(c, "switch (not in this slice: write it as if/else)"); break;
+      case CXCursor_GCCAsmStmt: return asm_stmt(c, ops);
+      default:
+        if (clang_isExpression(kind)) {
+          s.kind = Stmt::Kind::Expr;
+          s.exprs.push_back(expr(c));
+        } else {
+          error(c, "statement '" + str(clang_getCursorKindSpelling(kind)) + "'");
+        }
+    }
+    return s;
+  }
+
+  // Note [PTX idioms]: the few inline-asm statements with a GLSL meaning (the prelude's f16 conversions)
+  // become assignments from decy builtins; any other asm is a diagnostic quoting it.
+  Stmt asm_stmt(CXCursor c, const std::vector<CXCursor>& ops) {
+    Stmt s;
+    s.loc = loc(c);
+    std::string text;
+    CXToken* toks = nullptr;
+    unsigned n = 0;
+    clang_tokenize(tu_, clang_getCursorExtent(c), &toks, &n);
+    for (unsigned i = 0; i < n; ++i) {
+      const std::string t = str(clang_getTokenSpelling(tu_, toks[i]));
+      if (t == ":") break;
+      if (clang_getTokenKind(toks[i]) == CXToken_Literal && t.size() >= 2 && t.front() == '"') text += t.substr(1, t.size() - 2);
+    }
+    clang_disposeTokens(tu_, toks, n);
+    static const std::pair<const char*, const char*> kIdioms[] = {{"cvt.f32.f16 %0, %1;", "__decy_f16_to_f32"},
+                                                                  {"cvt.rn.f16.f32 %0, %1;", "__decy_f32_to_f16"}};
+    for (const auto& [ptx, builtin] : kIdioms) {
+      if (text != ptx || ops.size() != 2) continue;
+      Expr out = expr(ops[0]), in = expr(ops[1]), call;
+      call.kind = Expr::Kind::Call, call.name = builtin, call.loc = s.loc, call.type.scalar = out.type.scalar;
+      call.args.push_back(std::move(in));
+      Expr assign;
+      assign.kind = Expr::Kind::Binary, assign.op = "=", assign.type = out.type, assign.loc = s.loc;
+      assign.args.push_back(std::move(out)), assign.args.push_back(std::move(call));
+      s.kind = Stmt::Kind::Expr;
+      s.exprs.push_back(std::move(assign));
+      return s;
+    }
+    error(c, "inline PTX asm \"" + text + "\"");
+    return s;
+  }
+
+  void function(CXCursor c) {
+    const bool kernel = has_attr(c, CXCursor_CUDAGlobalAttr);
+    if (!kernel && !has_attr(c, CXCursor_CUDADeviceAttr)) return;  // host code
+    Function f;
+    f.name = str(clang_getCursorSpelling(c)), f.kernel = kernel, f.loc = loc(c);
+    f.ret = type_of(clang_getResultType(clang_getCursorType(c)));
+    unsigned end = 0;
+    clang_getExpansionLocation(clang_getRangeEnd(clang_getCursorExtent(c)), nullptr, &end, nullptr, nullptr);
+    f.end_line = end;
+    const int n = clang_Cursor_getNumArguments(c);
+    for (int i = 0; i < n; ++i) {
+      const CXCursor p = clang_Cursor_getArgument(c, static_cast<unsigned>(i));
+      f.params.push_back({str(clang_getCursorSpelling(p)), type_of(clang_getCursorType(p)), loc(p)});
+    }
+    current_ = &f;
+    try {
+      for (CXCursor k : children(c))
+        if (clang_getCursorKind(k) == CXCursor_CompoundStmt) f.body = stmt(k);
+    } catch (const std::exception& e) {  // an AST shape decy did not expect (ops.at): this function only
+      error(c, std::string("decy could not read this function (") + e.what() + ")");
+    }
+    current_ = nullptr;
+    m_.functions.push_back(std::move(f));
+  }
+
+  Module& m_;
+  CXTranslationUnit tu_;
+  Function* current_ = nullptr;
+};
+
+Module parse(const std::string& name, const std::string* text, const ParseOptions& options) {
+  Module m;
+  m.file = name;
+  const auto flags = parse_flags(options);
+  std::vector<const char*> argv;
+  for (const auto& f : flags) argv.push_back(f.c_str());
+  std::vector<CXUnsavedFile> unsaved = {{kBuiltinsPath, kBuiltinsHeader, static_cast<unsigned long>(std::char_traits<char>::length(kBuiltinsHeader))}};
+  if (text != nullptr) unsaved.push_back({name.c_str(), text->data(), static_cast<unsigned long>(text->size())});
+  CXIndex index = clang_createIndex(0, 0);
+  CXTranslationUnit tu = nullptr;
+  const CXErrorCode rc = clang_parseTranslationUnit2(index, name.c_str(), argv.data(), static_cast<int>(argv.size()), unsaved.data(),
+                                                     static_cast<unsigned>(unsaved.size()), CXTranslationUnit_None, &tu);
+  if (rc != CXError_Success || tu == nullptr) {
+    m.clang_errors.push_back(diagnostic(name, 0, "libclang could not parse the file (error " + std::to_string(static_cast<int>(rc)) + ")"));
+    clang_disposeIndex(index);
+    return m;
+  }
+  for (unsigned i = 0; i < clang_getNumDiagnostics(tu); ++i) {
+    CXDiagnostic d = clang_getDiagnostic(tu, i);
+    if (clang_getDiagnosticSeverity(d) >= CXDiagnostic_Error) {
+      CXFile f = nullptr;
+      unsigned line = 0;
+      clang_getExpansionLocation(clang_getDiagnosticLocation(d), &f, &line, nullptr, nullptr);
+      m.clang_errors.push_back(diagnostic(f != nullptr ? str(clang_getFileName(f)) : name, line, str(clang_getDiagnosticSpelling(d))));
+    }
+    clang_disposeDiagnostic(d);
+  }
+  Parser(m, tu).top(clang_getTranslationUnitCursor(tu));
+  clang_disposeTranslationUnit(tu);
+  clang_disposeIndex(index);
+  return m;
+}
+
+}  // namespace
+
+std::vector<std::string> parse_flags(const ParseOptions& options) {
+  std::vector<std::string> f = {"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80",
+                                "-std=c++17", "-Wno-unknown-cuda-version", "-include", kBuiltinsPath};
+  for (const auto& d : options.defines) f.push_back("-D" + d);
+  return f;
+}
+
+Module parse_file(const std::string& path, const ParseOptions& options) { return parse(path, nullptr, options); }
+
+Module parse_source(const std::string& name, const std::string& text, const ParseOptions& options) { return parse(name, &text, options); }
+
+const Function* find_function(const Module& m, const std::string& name) {
+  for (const auto& f : m.functions)
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+std::vector<const Function*> kernels(const Module& m) {
+  std::vector<const Function*> out;
+  for (const auto& f : m.functions)
+    if (f.kernel) out.push_back(&f);
+  return out;
+}
+
+std::string describe(const Type& t) { return t.c_name; }
+
+}  // namespace decy

@@ -1,0 +1,69 @@
+// decy's end-to-end kernels, written as src/cuda/kernels/*.cu are: translated at build time (decy ->
+// GLSL -> glslc -> SPIR-V) and run on a Vulkan device by decy_vulkan_test.cpp against a CPU reference under
+// contracts/gpu/decy.yaml.
+#ifndef ROW_SUM_THREADS
+#define ROW_SUM_THREADS 256
+#endif
+
+// y[r][i] += b[i] for the row r = blockIdx.y (prefill_ops.cu's add_rows, without the 64-bit row offset).
+extern "C" __global__ void add_rows_bias(float* __restrict__ y, const float* __restrict__ b, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[blockIdx.y * n + i] += b[i];
+}
+
+__device__ __forceinline__ float silu(float g) { return g / (1.0f + expf(-g)); }
+
+// out[i] = silu(gate[i]) * up[i], grid-stride.
+extern "C" __global__ void swiglu(const float* __restrict__ gate, const float* __restrict__ up, float* __restrict__ out, int n) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = silu(gate[i]) * up[i];
+}
+
+// out[r] = sum of row r of x (rows of n), one block of ROW_SUM_THREADS threads per row: a strided partial
+// sum per thread, then a tree in shared memory.
+extern "C" __global__ void row_sum_shared(const float* __restrict__ x, float* __restrict__ out, int n) {
+  __shared__ float partial[ROW_SUM_THREADS];
+  const int r = blockIdx.x, t = threadIdx.x;
+  x += r * n;
+  float s = 0.0f;
+  for (int i = t; i < n; i += blockDim.x) s += x[i];
+  partial[t] = s;
+  __syncthreads();
+  for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
+    if (t < stride) partial[t] += partial[t + stride];
+    __syncthreads();
+  }
+  if (t == 0) out[r] = partial[0];
+}
+
+__device__ __forceinline__ float warp_sum(float v) {
+  for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+// The same sum, reduced by warp shuffles: each warp's sum into shared memory, then the first warp sums
+// those (at most warpSize warps per block: blockDim.x <= warpSize * warpSize). out[r] scaled by `scale`.
+extern "C" __global__ void row_sum_warp(const float* __restrict__ x, float* __restrict__ out, int n, float scale) {
+  __shared__ float warps[32];
+  const int r = blockIdx.x, t = threadIdx.x, lane = t % warpSize, warp = t / warpSize;
+  const float* row = x + r * n;
+  float s = 0.0f;
+  for (int i = t; i < n; i += blockDim.x) s += row[i];
+  s = warp_sum(s);
+  if (lane == 0) warps[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    const int nw = blockDim.x / warpSize;
+    float v = lane < nw ? warps[lane] : 0.0f;
+    v = warp_sum(v);
+    if (lane == 0) out[r] = v * scale;
+  }
+}
+
+// q[i] = x[i] / m and r[i] = x[i] % m with C's signed semantics (truncation toward zero, the remainder's
+// sign that of x[i]), negative values included (Note [Signed remainder] in decy/glsl.cpp).
+extern "C" __global__ void div_rem(const int* __restrict__ x, int* __restrict__ q, int* __restrict__ r, int m, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  q[i] = x[i] / m;
+  r[i] = x[i] % m;
+}
