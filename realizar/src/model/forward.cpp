@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "model/step_checks.h"
 #include "realizar/kv_cache.h"
 #include "realizar/model.h"
 #include "realizar/recorder.h"
@@ -245,10 +246,7 @@ void check_tokens(const Config& c, std::span<const std::int32_t> tokens) {
 
 void Session::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   const std::size_t T = tokens.size();
-  if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
-  if (pos_ + T > n_ctx_)
-    throw trueno::InvalidArgument(strcat("forward: ", pos_, " + ", T, " tokens exceed the context size ", n_ctx_));
-  check_tokens(c_, tokens);
+  check_forward(c_, pos_, n_ctx_, tokens);
   cache_.reserve(pos_ + T);
   rows_.resize(T);
   for (std::size_t t = 0; t < T; ++t) rows_[t] = {tokens[t], pos_ + t, &cache_};

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/cuda/cuda_sequence.h"
+#include "model/step_checks.h"
 #include "trueno/cuda/ops/gemm.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
@@ -27,19 +28,10 @@ void CudaBatch::reserve(std::size_t B, std::size_t max_ctx) {
 void CudaBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) {
   const Config& c = w_->model().config();
   const std::size_t B = seqs.size(), d = c.n_embd, V = c.n_vocab;
-  if (B != tokens.size()) throw trueno::InvalidArgument(strcat("batch: ", B, " sequences but ", tokens.size(), " tokens"));
-  std::vector<CudaSequence*> s(B);
+  const auto s = checked_batch<CudaSequence>(c, seqs, tokens, [&](const CudaSequence& q) { return q.w_ == w_; }, "these CUDA weights");
   std::size_t max_ctx = 0, positions = 0;
   bool recording = false;
   for (std::size_t i = 0; i < B; ++i) {
-    s[i] = dynamic_cast<CudaSequence*>(seqs[i]);
-    if (s[i] == nullptr || s[i]->w_ != w_)
-      throw trueno::InvalidArgument(strcat("batch: sequence ", i, " (", seqs[i]->backend_name(), ") was not made from these CUDA weights"));
-    if (s[i]->pos_ + 1 > s[i]->n_ctx_) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " is full (", s[i]->n_ctx_, " positions)"));
-    if (tokens[i] < 0 || static_cast<std::uint32_t>(tokens[i]) >= c.n_vocab)
-      throw trueno::InvalidArgument(strcat("batch: token id ", tokens[i], " is outside the vocabulary [0, ", c.n_vocab, ")"));
-    for (std::size_t j = 0; j < i; ++j)
-      if (s[j] == s[i]) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " appears twice"));
     max_ctx = std::max(max_ctx, s[i]->n_ctx_), positions = std::max(positions, s[i]->pos_ + 1);
     recording |= s[i]->recorder_ != nullptr;
   }

@@ -27,6 +27,7 @@
 #include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemm.h"
 #include "backends/cuda/cuda_sequence.h"
+#include "model/step_checks.h"
 #include "realizar/recorder.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
@@ -296,12 +297,7 @@ void CudaSequence::step(std::int32_t token, float* logits_out) {
 
 void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   const std::size_t T = tokens.size(), V = c_.n_vocab;
-  if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
-  if (pos_ + T > n_ctx_)
-    throw trueno::InvalidArgument(strcat("forward: ", pos_, " + ", T, " tokens exceed the context size ", n_ctx_));
-  for (const auto id : tokens)
-    if (id < 0 || static_cast<std::uint32_t>(id) >= c_.n_vocab)
-      throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
+  check_forward(c_, pos_, n_ctx_, tokens);
   logits_.resize((all_logits ? T : 1) * V);
   ctx_.make_current();
   if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported() && recorder_ == nullptr) {

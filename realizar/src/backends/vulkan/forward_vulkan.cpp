@@ -24,6 +24,7 @@
 #include <cstring>
 
 #include "backends/vulkan/vulkan_sequence.h"
+#include "model/step_checks.h"
 #include "realizar/recorder.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
@@ -270,12 +271,7 @@ void VulkanSequence::run_rows(std::span<const std::int32_t> tokens, Logits logit
 // share each weight read); the recorder's tap step runs the last token alone.
 void VulkanSequence::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   const std::size_t T = tokens.size(), V = c_.n_vocab;
-  if (T == 0) throw trueno::InvalidArgument("forward: no tokens");
-  if (pos_ + T > n_ctx_)
-    throw trueno::InvalidArgument(strcat("forward: ", pos_, " + ", T, " tokens exceed the context size ", n_ctx_));
-  for (const auto id : tokens)
-    if (id < 0 || static_cast<std::uint32_t>(id) >= c_.n_vocab)
-      throw trueno::InvalidArgument(strcat("forward: token id ", id, " is outside the vocabulary [0, ", c_.n_vocab, ")"));
+  check_forward(c_, pos_, n_ctx_, tokens);
   logits_.resize((all_logits ? T : 1) * V);
   for (std::size_t t = 0; t < T;) {
     std::size_t n = std::min(rows_, T - t);
@@ -295,21 +291,10 @@ void VulkanSequence::forward(std::span<const std::int32_t> tokens, bool all_logi
 }
 
 void VulkanBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) {
-  const std::size_t B = seqs.size();
-  if (B != tokens.size()) throw trueno::InvalidArgument(strcat("batch: ", B, " sequences but ", tokens.size(), " tokens"));
-  std::vector<VulkanSequence*> s(B);
-  const Config& c = w_->model().config();
-  for (std::size_t i = 0; i < B; ++i) {  // everything checked before any sequence advances
-    s[i] = dynamic_cast<VulkanSequence*>(seqs[i]);
-    if (s[i] == nullptr || s[i]->w_ != w_)
-      throw trueno::InvalidArgument(strcat("batch: sequence ", i, " (", seqs[i]->backend_name(), ") was not made from these Vulkan weights"));
-    if (s[i]->pos_ + 1 > s[i]->n_ctx_) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " is full (", s[i]->n_ctx_, " positions)"));
-    if (tokens[i] < 0 || static_cast<std::uint32_t>(tokens[i]) >= c.n_vocab)
-      throw trueno::InvalidArgument(strcat("batch: token id ", tokens[i], " is outside the vocabulary [0, ", c.n_vocab, ")"));
-    for (std::size_t j = 0; j < i; ++j)
-      if (s[j] == s[i]) throw trueno::InvalidArgument(strcat("batch: sequence ", i, " appears twice"));
-  }
-  for (std::size_t i = 0; i < B; ++i) s[i]->forward(tokens.subspan(i, 1), false);
+  // everything checked before any sequence advances
+  const auto s = checked_batch<VulkanSequence>(w_->model().config(), seqs, tokens,
+                                               [&](const VulkanSequence& q) { return q.w_ == w_; }, "these Vulkan weights");
+  for (std::size_t i = 0; i < s.size(); ++i) s[i]->forward(tokens.subspan(i, 1), false);
 }
 
 }  // namespace vulkan_forward
