@@ -3,10 +3,13 @@
 //   decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp
 // Errors go to stderr as file:line: error: what; the exit status is then 1 (2: bad usage).
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 #include "check.h"
 #include "glsl.h"
@@ -81,10 +84,23 @@ int main(int argc, char** argv) {
               << (g.errors.size() == 1 ? "" : "s") << ")\n";
     return 1;
   }
-  std::ofstream o(out, std::ios::binary);
-  o << g.text;
-  if (!o.flush()) {
-    std::cerr << out << ": error: cannot write the file\n";
+  // Written to a temporary name and renamed into place: a failed write leaves no half shader behind.
+  const std::string tmp = out + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream o(tmp, std::ios::binary);
+    o << g.text;
+    if (!o.flush()) {
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      std::cerr << out << ": error: cannot write the file\n";
+      return 1;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) {
+    std::filesystem::remove(tmp, ec);
+    std::cerr << out << ": error: cannot move the written file into place\n";
     return 1;
   }
   return 0;
