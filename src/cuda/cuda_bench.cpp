@@ -11,6 +11,7 @@
 #include "core/half.h"
 #include "trueno/cuda/context.h"
 #include "trueno/cuda/ops/gemv.h"
+#include "trueno/cuda/ops/prefill.h"
 #include "trueno/quant.h"
 
 namespace trueno::cuda {
@@ -127,6 +128,41 @@ void BM_CudaGemvQ4K(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaGemvQ4K)->Args({4096, 4096})->Args({14336, 4096})->Args({4096, 14336})->Args({32000, 4096})
     ->Iterations(200)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The causal prefill attention of one layer of a 7B model (32 heads of 128, no GQA): T tokens after pos0
+// cached positions, flash kernel (arg 2 = 0) or the cuBLAS products around a softmax (1). FLOP/s count
+// the products the causal mask leaves (2 per multiply-add, both products).
+void BM_CudaAttentionPrefill(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  const int T = static_cast<int>(state.range(0)), pos0 = static_cast<int>(state.range(1)), n_head = 32, hd = 128, kv_row = n_head * hd;
+  const PrefillAttention how = state.range(2) == 0 ? PrefillAttention::Flash : PrefillAttention::Cublas;
+  std::string why;
+  if (how == PrefillAttention::Cublas && cublas(&why) == nullptr) return state.SkipWithError(("skipped: " + why).c_str());
+  const std::size_t n_keys = static_cast<std::size_t>(pos0) + T;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const auto random_f16 = [&](std::size_t n) {
+    std::vector<std::uint16_t> v(n);
+    for (auto& h : v) h = detail::f32_to_f16_bits(dist(rng));
+    return v;
+  };
+  const auto q = random_f16(static_cast<std::size_t>(T) * kv_row), k = random_f16(n_keys * kv_row), v = random_f16(n_keys * kv_row);
+  DeviceBuffer dq(c, q.size() * 2), dk(c, k.size() * 2), dv(c, v.size() * 2), out(c, q.size() * 4);
+  dq.upload(q.data(), q.size() * 2), dk.upload(k.data(), k.size() * 2), dv.upload(v.data(), v.size() * 2);
+  PrefillAttentionScratch scratch;
+  const auto call = [&](int) { attention_prefill(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), T, pos0, scratch, n_head, hd, 1, kv_row, how); };
+  call(0);  // untimed: compiles the module, grows the scratch
+  c.synchronize();
+  for (auto _ : state) state.SetIterationTime(gpu_ms(c, call) / 1e3);
+  // Pairs (t, j <= pos0 + t): T pos0 + T (T + 1) / 2; each is hd multiply-adds in each product.
+  const double pairs = static_cast<double>(T) * pos0 + static_cast<double>(T) * (T + 1) / 2.0;
+  state.counters["TFLOP/s"] = benchmark::Counter(pairs * n_head * hd * 4.0 / 1e12, benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(how == PrefillAttention::Flash ? "flash" : "cublas");
+}
+BENCHMARK(BM_CudaAttentionPrefill)->Args({512, 0, 0})->Args({512, 0, 1})->Args({2048, 0, 0})->Args({2048, 0, 1})
+    ->Args({2048, 14336, 0})->Args({512, 15872, 1})->Args({2048, 30720, 0})
+    ->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace trueno::cuda

@@ -505,7 +505,7 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
   std::mt19937_64 rng(test_seed() + 4);
   struct Shape { int n_head, n_kv, hd, n; };
   for (Shape sh : {Shape{8, 4, 8, 1}, Shape{8, 4, 8, 69}, Shape{32, 8, 128, 1000}, Shape{4, 2, 64, 513}, Shape{32, 32, 128, 64},
-                   Shape{8, 8, 80, 4100}}) {
+                   Shape{8, 8, 80, 4100}, Shape{4, 2, 128, 40000}}) {  // 40000: 625 chunks, past the 256 threads of one pass
     const int kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv;
     const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng);
     const auto kf = random_vector(static_cast<std::size_t>(sh.n) * kv_row, rng), vf = random_vector(static_cast<std::size_t>(sh.n) * kv_row, rng);

@@ -128,16 +128,16 @@ std::vector<float> attention_cpu(const std::vector<float>& q, const std::vector<
   return out;
 }
 
-TEST(CudaGpu, AttentionPrefillMatchesTheCpu) {
-  TRUENO_REQUIRE_CUDA_DEVICE();
-  std::string why;
-  if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
+struct AttentionShape {
+  int n_head, n_kv, hd, T, pos0;
+};
+
+// attention_prefill by `how` against the CPU's attention on random f16 q, k, v for each shape.
+void check_attention_prefill(PrefillAttention how, const char* contract, std::initializer_list<AttentionShape> shapes, std::uint64_t seed) {
   Context& c = test_context();
-  std::mt19937_64 rng(test_seed() + 22);
-  struct Shape { int n_head, n_kv, hd, T, pos0; };
+  std::mt19937_64 rng(seed);
   PrefillAttentionScratch scratch;  // reused across shapes: it grows
-  for (Shape sh : {Shape{8, 4, 8, 1, 0}, Shape{8, 4, 8, 12, 0}, Shape{8, 8, 8, 7, 30}, Shape{32, 8, 128, 64, 0},
-                   Shape{14, 2, 64, 40, 77}, Shape{32, 32, 128, 128, 5}}) {
+  for (AttentionShape sh : shapes) {
     const int kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv, n_keys = sh.pos0 + sh.T;
     const auto q = random_vector(static_cast<std::size_t>(sh.T) * sh.n_head * sh.hd, rng);
     const auto k = rounded_to_f16(random_vector(static_cast<std::size_t>(n_keys) * kv_row, rng)),
@@ -145,13 +145,33 @@ TEST(CudaGpu, AttentionPrefillMatchesTheCpu) {
     std::vector<std::uint16_t> q16(q.size()), kc(k.size()), vc(v.size());
     ops::f32_to_f16(q, q16), ops::f32_to_f16(k, kc), ops::f32_to_f16(v, vc);
     DeviceBuffer dq = to_device(q16), dk = to_device(kc), dv = to_device(vc), out(test_context(), q.size() * 4);
-    attention_prefill(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), sh.T, sh.pos0, scratch, sh.n_head, sh.hd, group, kv_row);
-    gpu_contract("softmax_causal");
-    expect_contract("attention_prefill", from_device(out, q.size()),
-                    attention_cpu(q, k, v, sh.T, sh.pos0, sh.n_head, sh.hd, group, kv_row),
+    attention_prefill(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), sh.T, sh.pos0, scratch, sh.n_head, sh.hd, group, kv_row, how);
+    expect_contract(contract, from_device(out, q.size()), attention_cpu(q, k, v, sh.T, sh.pos0, sh.n_head, sh.hd, group, kv_row),
                     std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " +
                         std::to_string(sh.T) + " tokens after " + std::to_string(sh.pos0));
   }
+}
+
+TEST(CudaGpu, AttentionPrefillMatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::string why;
+  if (cublas(&why) == nullptr) GTEST_SKIP() << "skipped: " << why;
+  gpu_contract("softmax_causal");
+  check_attention_prefill(PrefillAttention::Cublas, "attention_prefill",
+                          {{8, 4, 8, 1, 0}, {8, 4, 8, 12, 0}, {8, 8, 8, 7, 30}, {32, 8, 128, 64, 0}, {14, 2, 64, 40, 77}, {32, 32, 128, 128, 5}},
+                          test_seed() + 22);
+}
+
+// Head sizes 64 and 128, GQA groups 1, 4, 7 and 8, a single token, row tiles cut short (T x group not a
+// multiple of 64), prompts after earlier positions (key tiles partly masked, many tiles).
+TEST(CudaGpu, FlashAttentionPrefillMatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  EXPECT_FALSE(flash_attention_applies(96, 96, 0, 0));
+  EXPECT_FALSE(flash_attention_applies(128, 128, 0, 8));
+  check_attention_prefill(PrefillAttention::Flash, "attention_prefill_flash",
+                          {{8, 8, 64, 1, 0}, {8, 2, 64, 37, 0}, {32, 4, 128, 100, 0}, {32, 32, 128, 130, 70}, {16, 4, 64, 65, 200},
+                           {32, 8, 128, 64, 0}, {14, 2, 64, 40, 77}, {8, 8, 128, 64, 5000}, {32, 32, 128, 300, 0}},
+                          test_seed() + 24);
 }
 
 // F32 weights are multiplied as f32 (no rounding to f16): against the f64 product.

@@ -40,10 +40,15 @@ __device__ __forceinline__ void attention_weights_v_body(const u16* __restrict__
   const int j0 = chunk * kChunk;
   if (j0 >= n) return;
   const int j1 = min(n, j0 + kChunk), kvh = h / group, n_chunks = (n + kChunk - 1) / kChunk, t = threadIdx.x;
+  // The second level: M and L over every chunk, each thread reducing a stride of them (more chunks than
+  // threads past blockDim x kChunk positions).
   const float* mlh = ml + h * grid_chunks * 2;
-  const float mt = t < n_chunks ? mlh[2 * t] : -__int_as_float(0x7f800000);
+  float mt = -__int_as_float(0x7f800000);
+  for (int c = t; c < n_chunks; c += blockDim.x) mt = fmaxf(mt, mlh[2 * c]);
   const float M = block_max(mt);
-  const float L = block_sum(t < n_chunks ? mlh[2 * t + 1] * expf(mt - M) : 0.0f);
+  float lt = 0.0f;
+  for (int c = t; c < n_chunks; c += blockDim.x) lt += mlh[2 * c + 1] * expf(mlh[2 * c] - M);
+  const float L = block_sum(lt);
   __shared__ float p[kChunk];
   __shared__ float part[256];
   if (t < j1 - j0) p[t] = round_to_f16(expf(s[static_cast<u64>(h) * n_ctx + j0 + t] - M) / L);

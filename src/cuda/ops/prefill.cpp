@@ -1,5 +1,19 @@
 // Launchers for kernels/prefill_ops.cu and the prefill attention (prefill.h).
 //
+// Note [Flash prefill attention]
+// The cuBLAS attention writes and re-reads [n_head][T][positions] scores (f32) and weights (f16): 3 GB
+// for 512 tokens after 16K positions of a 32-head model, so long prompts went in small chunks (each
+// chunk re-dequantizing every matrix) and the prompt ran at half the speed of an engine with fused
+// attention. kernels/flash_attention.cu keeps the scores in registers: each block takes 64 query rows
+// (the heads of a GQA group side by side, so they share K/V tiles), streams 64-key tiles of K and V
+// through shared memory (cp.async; K of the next tile loads while V of this one is used), multiplies with
+// mma.m16n8k16 (f16 operands, f32 accumulation) and keeps a running max and sum per row (online softmax).
+// Fully masked tiles are never loaded; the diagonal tiles are masked per element. Memory: no scratch,
+// 34 KB of shared memory per block (hd 128). Rounding: the weights exp(s - running max) are rounded to
+// f16 before their product and divided by the f32 sum at the end, where the CPU rounds the normalized
+// weight (Note [F16 attention]): the same relative error (2^-11 per weight), different bits; the
+// contract (attention_prefill_flash) bounds it like the cuBLAS path's.
+//
 // Attention in cuBLAS's column-major terms, for head h (KV head g = h / group):
 //   S_h (n_keys x T, ld n_keys) = K_g^T Q_h    K_g: hd x n_keys at k_cache + g hd, ld kv_row
 //                                              Q_h: hd x T at q16 + h hd, ld n_head hd
@@ -12,6 +26,8 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 
 #include "core/strings.h"
 
@@ -60,13 +76,47 @@ void PrefillAttentionScratch::reserve(Context& c, std::size_t T, std::size_t n_k
   if (weights.bytes() < n * 2) weights = DeviceBuffer(), weights = DeviceBuffer(c, n * 2);
 }
 
+bool flash_attention_applies(int hd, int kv_row, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache) {
+  return (hd == 64 || hd == 128) && kv_row % 8 == 0 && (k_cache % 16) == 0 && (v_cache % 16) == 0;
+}
+
+PrefillAttention auto_prefill_attention(int hd, int kv_row, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache) {
+  static const bool cublas_forced = [] {
+    const char* e = std::getenv("TRUENO_CUDA_ATTENTION");
+    return e != nullptr && std::string_view(e) == "cublas";
+  }();
+  return flash_attention_applies(hd, kv_row, k_cache, v_cache) && !cublas_forced ? PrefillAttention::Flash : PrefillAttention::Cublas;
+}
+
+namespace {
+
+void attention_flash(Context& c, api::CUdeviceptr q16, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
+                     std::size_t T, int pos0, int n_head, int hd, int group, int kv_row) {
+  const api::CUfunction f = c.function("flash_attention", hd == 64 ? "flash_attention_64" : "flash_attention_128");
+  int t = static_cast<int>(T), nh = n_head, gr = group, row = kv_row;
+  float scale_log2 = 1.4426950408889634f / std::sqrt(static_cast<float>(hd));
+  void* params[] = {&q16, &k_cache, &v_cache, &out, &t, &pos0, &nh, &gr, &row, &scale_log2};
+  launch(c, f, blocks(T * static_cast<std::size_t>(group), 64), static_cast<unsigned>(n_head / group), 128, 1, params);
+}
+
+}  // namespace
+
 void attention_prefill(Context& c, api::CUdeviceptr q16, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                       std::size_t T, int pos0, PrefillAttentionScratch& a, int n_head, int hd, int group, int kv_row) {
+                       std::size_t T, int pos0, PrefillAttentionScratch& a, int n_head, int hd, int group, int kv_row,
+                       PrefillAttention how) {
   if (T == 0) return;
   const std::size_t n_keys = static_cast<std::size_t>(pos0) + T;
-  if (n_keys > INT_MAX || T * n_keys > INT_MAX || group < 1 || n_head % group != 0)
+  if (pos0 < 0 || n_keys > INT_MAX || T * static_cast<std::size_t>(std::max(group, 1)) > INT_MAX || group < 1 || n_head % group != 0)
     throw ShapeError(strcat("cuda attention_prefill: ", T, " tokens over ", n_keys, " positions, ", n_head, " heads in groups of ",
                             group, " are outside its sizes"));
+  if (how == PrefillAttention::Auto) how = auto_prefill_attention(hd, kv_row, k_cache, v_cache);
+  if (how == PrefillAttention::Flash && !flash_attention_applies(hd, kv_row, k_cache, v_cache))
+    throw InvalidArgument(strcat("cuda attention_prefill: the flash kernel covers head sizes 64 and 128 over 16-byte aligned caches, not ",
+                                 hd, " (kv row ", kv_row, ")"));
+  if (how == PrefillAttention::Flash)
+    return attention_flash(c, q16, k_cache, v_cache, out, T, pos0, n_head, hd, group, kv_row);
+  if (T * n_keys > INT_MAX)
+    throw ShapeError(strcat("cuda attention_prefill: ", T, " tokens over ", n_keys, " positions: the cuBLAS path's score matrix is too large"));
   a.reserve(c, T, n_keys, n_head);
   const Cublas* b = cublas();
   const api::cublasHandle h = c.cublas_handle();

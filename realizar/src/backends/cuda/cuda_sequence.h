@@ -138,7 +138,7 @@ class CudaSequence final : public Sequence {
   // Prefill (prefill_cuda.cpp): T tokens from pos_ through cuBLAS products; logits of every token into
   // logits_out [T][n_vocab] when all_logits, else of the last token into logits_out [n_vocab].
   bool prefill_supported() const;
-  std::size_t prefill_chunk() const;
+  std::size_t prefill_chunk(bool all_logits) const;
   void prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
   void prefill_chunk_run(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
   void matmul(std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate = false) {

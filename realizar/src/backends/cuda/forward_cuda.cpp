@@ -106,7 +106,7 @@ CudaSequence::CudaSequence(std::shared_ptr<const CudaWeights> weights, std::size
   if (n_ctx == 0) throw trueno::InvalidArgument("session: context size must be at least 1");
   if (n_ctx > static_cast<std::size_t>(cu::kMaxAttentionPositions))
     throw trueno::InvalidArgument(strcat("cuda: a context of ", n_ctx, " positions exceeds the ", cu::kMaxAttentionPositions,
-                                         " the decode attention kernel supports yet"));
+                                         " the decode attention covers"));
   const bool f16 = options_.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
   cu::Context& x = ctx_;
   const std::size_t kv = std::size_t{c_.n_layer} * n_ctx * kv_row_ * sizeof(std::uint16_t);

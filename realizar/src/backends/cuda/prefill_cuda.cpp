@@ -5,10 +5,11 @@
 // GEMMs: each matrix dequantized to f16 into one scratch buffer just before its product (13.5 GB written
 // for a 7B model, ~4 ms, instead of keeping a second f16 copy of the weights), the activations cast to
 // f16, f32 accumulation; F32 matrices are multiplied as f32. The small steps are one launch per layer for
-// all T tokens, and attention is two strided-batched GEMMs around a causal softmax (ops/prefill.h). The
-// arithmetic is the CPU's batch (activations rounded to f16 rather than quantized to Q8_K per 256: the
-// f16 carries more bits). Long prompts go in chunks whose attention scratch, [n_head][T][positions] of
-// f32 scores and f16 weights, stays under kAttentionScratchBytes.
+// all T tokens, and attention is one flash kernel (Note [Flash prefill attention], ops/prefill.cpp; or,
+// for head sizes it does not cover, two strided-batched GEMMs around a causal softmax). The arithmetic is
+// the CPU's batch (activations rounded to f16 rather than quantized to Q8_K per 256: the f16 carries more
+// bits). Long prompts go in chunks of kFlashChunk tokens, or, on the cuBLAS attention, chunks whose
+// scratch, [n_head][T][positions] of f32 scores and f16 weights, stays under kAttentionScratchBytes.
 //
 // Note [FP8 prefill]
 // With --prefill-precision fp8 every matrix is converted once, at load, to E4M3 with one scale per
@@ -31,6 +32,11 @@ namespace {
 
 constexpr std::size_t kMaxChunk = 512;
 constexpr std::size_t kAttentionScratchBytes = std::size_t{512} << 20;
+// With the flash attention (no scratch growing with the positions) prompts go in chunks of up to this
+// many tokens: each chunk dequantizes every matrix once (Note [Batched prefill]), so fewer chunks pay
+// less; 2048 tokens of a 7B model's activations take ~0.5 GB. Prompts that want every token's logits
+// stay at kMaxChunk (T x n_vocab floats of them).
+constexpr std::size_t kFlashChunk = 2048;
 
 }  // namespace
 
@@ -44,8 +50,11 @@ bool CudaSequence::prefill_supported() const {
   return have_cublas && c_.head_dim % 2 == 0 && c_.rope_dim % 2 == 0;
 }
 
-std::size_t CudaSequence::prefill_chunk() const {
+std::size_t CudaSequence::prefill_chunk(bool all_logits) const {
   if (options_.prefill_chunk != 0) return options_.prefill_chunk;
+  const cu::api::CUdeviceptr kc = k_cache_.ptr(), vc = v_cache_.ptr();
+  if (cu::auto_prefill_attention(static_cast<int>(c_.head_dim), static_cast<int>(kv_row_), kc, vc) == cu::PrefillAttention::Flash)
+    return all_logits ? kMaxChunk : kFlashChunk;
   const std::size_t per_token = n_ctx_ * c_.n_head * (4 + 2);
   return std::clamp<std::size_t>(kAttentionScratchBytes / per_token, 16, kMaxChunk);
 }
@@ -107,7 +116,7 @@ void gemm_products(cu::Context& ctx_, std::initializer_list<GemmOut> outs, cu::a
 }
 
 void CudaSequence::prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out) {
-  const std::size_t T = tokens.size(), V = c_.n_vocab, chunk = prefill_chunk();
+  const std::size_t T = tokens.size(), V = c_.n_vocab, chunk = prefill_chunk(all_logits);
   for (std::size_t done = 0; done < T;) {
     const std::size_t n = std::min(chunk, T - done);
     float* out = all_logits ? logits_out + done * V : (done + n == T ? logits_out : nullptr);

@@ -28,8 +28,9 @@ void rope(Context& c, api::CUdeviceptr v, int n_heads, api::CUdeviceptr pos, con
 void kv_append(Context& c, api::CUdeviceptr k, api::CUdeviceptr v, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache,
                api::CUdeviceptr pos, int n);
 
-// The most positions attention_decode attends over (the chunk maxima of a head are reduced by one block).
-constexpr int kMaxAttentionPositions = 16 * 1024;
+// The most positions attention_decode attends over: chunks of 64 positions are a grid dimension (at most
+// 65535); 2^20 is beyond every model's context we know of. The scratch grows with the context.
+constexpr int kMaxAttentionPositions = 1 << 20;
 
 // Scratch of attention_decode for a context of n_ctx positions and n_head heads of size hd.
 struct AttentionScratch {

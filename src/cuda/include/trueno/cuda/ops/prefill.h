@@ -25,11 +25,24 @@ struct PrefillAttentionScratch {
   DeviceBuffer scores, weights;
 };
 
-// out[t][n_head * hd] (f32) = softmax(f16 q[t] . k_j / sqrt(hd)) rounded to f16, times v_j, over the
-// positions j <= pos0 + t of one layer's f16 cache [.][kv_row] (which already holds the batch's k and v);
-// head h reads KV head h / group. Scores and weights x values are cuBLAS products with f32 accumulation,
-// one strided-batched call per head of a group.
+// Which kernel computes attention_prefill; Auto: auto_prefill_attention's choice.
+enum class PrefillAttention { Auto, Flash, Cublas };
+
+// Whether the flash kernel covers head size hd (64 or 128) and caches at k_cache, v_cache (16-byte aligned
+// rows: kv_row a multiple of 8).
+bool flash_attention_applies(int hd, int kv_row, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache);
+// Flash where it applies, unless TRUENO_CUDA_ATTENTION=cublas (for before/after measurements); else Cublas.
+PrefillAttention auto_prefill_attention(int hd, int kv_row, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache);
+
+// out[t][n_head * hd] (f32) = softmax(f16 q[t] . k_j / sqrt(hd)) times v_j, over the positions
+// j <= pos0 + t of one layer's f16 cache [.][kv_row] (which already holds the batch's k and v); head h reads
+// KV head h / group. Flash: one kernel, tiles of keys and values through shared memory, online softmax, the
+// weights rounded to f16 before their product (Note [Flash prefill attention]); no scratch. Cublas: the
+// scores (f32) and weights (f16, [n_head][T][positions] each, in scratch) are materialized around a causal
+// softmax; the weights x values and scores are cuBLAS products with f32 accumulation, one strided-batched
+// call per head of a group.
 void attention_prefill(Context& c, api::CUdeviceptr q16, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                       std::size_t T, int pos0, PrefillAttentionScratch& scratch, int n_head, int hd, int group, int kv_row);
+                       std::size_t T, int pos0, PrefillAttentionScratch& scratch, int n_head, int hd, int group, int kv_row,
+                       PrefillAttention how = PrefillAttention::Auto);
 
 }  // namespace trueno::cuda
