@@ -7,6 +7,90 @@
 
 constexpr int kChunk = 64;
 
+// Note [Vector attention rows]
+// Decode attention past a few thousand positions is a stream of the KV cache (8.6 GB per token for a 7B
+// model at 16K positions). With head sizes 64 and 128 (and 256 threads, 16-byte aligned rows) each lane
+// loads 8 halves (16 bytes) of a row at a time, a key's row spread over hd / 8 lanes, and every lane has
+// all its loads of the chunk in flight at once; other head sizes take the element-wise loops.
+__device__ __forceinline__ bool vector_rows(int hd, int kv_row, const u16* cache) {
+  return (hd == 128 || hd == 64) && kv_row % 8 == 0 && (reinterpret_cast<u64>(cache) & 15) == 0 && blockDim.x == 256;
+}
+
+__device__ __forceinline__ uint4 zero_uint4() {
+  uint4 z;
+  z.x = z.y = z.z = z.w = 0u;
+  return z;
+}
+
+__device__ __forceinline__ void unpack_f16x8(const uint4& r, float* f) {
+  const u32 w[4] = {r.x, r.y, r.z, r.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) f[2 * i] = f16_to_f32(static_cast<u16>(w[i] & 0xffffu)), f[2 * i + 1] = f16_to_f32(static_cast<u16>(w[i] >> 16));
+}
+
+// sc[j - j0] = (k_j . qh) * scale for the chunk's keys j0 <= j < j1; k = the KV head's column of the cache.
+template <int HD>
+__device__ __forceinline__ void scores_vector(const u16* __restrict__ k, int j0, int j1, int kv_row, float scale,
+                                              const float* __restrict__ qh, float* __restrict__ sc) {
+  constexpr int kLanes = HD / 8, kKeysPerPass = 256 / kLanes, kPasses = kChunk / kKeysPerPass;
+  const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes;
+  float qv[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) qv[e] = qh[part * 8 + e];
+  uint4 raw[kPasses];
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = j0 + slot + u * kKeysPerPass;
+    raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(k + static_cast<u64>(j) * kv_row + part * 8) : zero_uint4();
+  }
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    float kv[8];
+    unpack_f16x8(raw[u], kv);
+    float dot = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) dot += kv[e] * qv[e];
+#pragma unroll
+    for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+    const int j = j0 + slot + u * kKeysPerPass;
+    if (part == 0 && j < j1) sc[j - j0] = dot * scale;
+  }
+}
+
+// oc[d] = sum over the chunk's keys of p[j - j0] v_j[d]; v = the KV head's column of the cache.
+template <int HD>
+__device__ __forceinline__ void weights_v_vector(const u16* __restrict__ v, int j0, int j1, int kv_row, const float* __restrict__ p,
+                                                 float* __restrict__ oc) {
+  constexpr int kLanes = HD / 8, kGroups = 256 / kLanes, kPasses = kChunk / kGroups;
+  __shared__ float partial[kGroups * HD];
+  const int part = threadIdx.x % kLanes, grp = threadIdx.x / kLanes;
+  uint4 raw[kPasses];
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = j0 + grp + u * kGroups;
+    raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(v + static_cast<u64>(j) * kv_row + part * 8) : zero_uint4();
+  }
+  float acc[8] = {};
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = j0 + grp + u * kGroups;
+    const float pj = j < j1 ? p[j - j0] : 0.0f;
+    float vv[8];
+    unpack_f16x8(raw[u], vv);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] += pj * vv[e];
+  }
+#pragma unroll
+  for (int e = 0; e < 8; ++e) partial[grp * HD + part * 8 + e] = acc[e];
+  __syncthreads();
+  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int g = 0; g < kGroups; ++g) sum += partial[g * HD + d];
+    oc[d] = sum;
+  }
+}
+
 __device__ __forceinline__ void attention_scores_body(const float* __restrict__ q, const u16* __restrict__ kc, int n, int h, int chunk,
                                                       int grid_chunks, int hd, int group, int kv_row, float scale, int n_ctx,
                                                       float* __restrict__ s, float* __restrict__ ml) {
@@ -18,12 +102,17 @@ __device__ __forceinline__ void attention_scores_body(const float* __restrict__ 
   __shared__ float sc[kChunk];
   for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
   __syncthreads();
-  for (int j = j0 + warp; j < j1; j += n_warps) {
-    const u16* kj = kc + static_cast<u64>(j) * kv_row + kvh * hd;
-    float dot = 0.0f;
-    for (int d = lane; d < hd; d += 32) dot += f16_to_f32(kj[d]) * qh[d];
-    dot = warp_sum(dot);
-    if (lane == 0) sc[j - j0] = dot * scale;
+  if (vector_rows(hd, kv_row, kc)) {
+    if (hd == 128) scores_vector<128>(kc + kvh * hd, j0, j1, kv_row, scale, qh, sc);
+    else scores_vector<64>(kc + kvh * hd, j0, j1, kv_row, scale, qh, sc);
+  } else {
+    for (int j = j0 + warp; j < j1; j += n_warps) {
+      const u16* kj = kc + static_cast<u64>(j) * kv_row + kvh * hd;
+      float dot = 0.0f;
+      for (int d = lane; d < hd; d += 32) dot += f16_to_f32(kj[d]) * qh[d];
+      dot = warp_sum(dot);
+      if (lane == 0) sc[j - j0] = dot * scale;
+    }
   }
   __syncthreads();
   const int t = threadIdx.x;
@@ -53,6 +142,12 @@ __device__ __forceinline__ void attention_weights_v_body(const u16* __restrict__
   __shared__ float part[256];
   if (t < j1 - j0) p[t] = round_to_f16(expf(s[static_cast<u64>(h) * n_ctx + j0 + t] - M) / L);
   __syncthreads();
+  if (vector_rows(hd, kv_row, vc)) {
+    float* oc = o + (static_cast<u64>(h) * grid_chunks + chunk) * hd;
+    if (hd == 128) weights_v_vector<128>(vc + kvh * hd, j0, j1, kv_row, p, oc);
+    else weights_v_vector<64>(vc + kvh * hd, j0, j1, kv_row, p, oc);
+    return;
+  }
   const int groups = max(1, static_cast<int>(blockDim.x) / hd), d = t % hd, g = t / hd;
   if (g < groups) {
     const u16* vd = vc + kvh * hd + d;
