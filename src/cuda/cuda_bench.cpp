@@ -10,6 +10,7 @@
 
 #include "core/half.h"
 #include "trueno/cuda/context.h"
+#include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemv.h"
 #include "trueno/cuda/ops/prefill.h"
 #include "trueno/quant.h"
@@ -163,6 +164,26 @@ void BM_CudaAttentionPrefill(benchmark::State& state) {
 BENCHMARK(BM_CudaAttentionPrefill)->Args({512, 0, 0})->Args({512, 0, 1})->Args({2048, 0, 0})->Args({2048, 0, 1})
     ->Args({2048, 14336, 0})->Args({512, 15872, 1})->Args({2048, 30720, 0})
     ->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// A quantized matrix -> f16 rows (the prefill GEMMs' operand, Note [Batched prefill] in realizar): bytes
+// read plus bytes written per second. Random blocks: the kernel's speed does not depend on the values.
+void BM_CudaDequantF16(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  const QuantType type = state.range(0) == 0 ? QuantType::Q4_K : QuantType::Q6_K;
+  const std::size_t rows = 14336, cols = 4096, rb = quant_row_bytes(type, cols), mat = rows * rb;
+  std::mt19937 rng(5);
+  std::vector<std::uint8_t> w(mat);
+  for (auto& b : w) b = static_cast<std::uint8_t>(rng());
+  DeviceBuffer dw(c, mat), out(c, rows * cols * 2);
+  dw.upload(w.data(), mat);
+  dequantize_f16(c, type, dw.ptr(), rows, cols, out.ptr());  // untimed: compiles the module
+  c.synchronize();
+  for (auto _ : state) state.SetIterationTime(gpu_ms(c, [&](int) { dequantize_f16(c, type, dw.ptr(), rows, cols, out.ptr()); }) / 1e3);
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(mat + rows * cols * 2), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(quant_info(type).name) + " 14336 x 4096");
+}
+BENCHMARK(BM_CudaDequantF16)->Arg(0)->Arg(1)->Iterations(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace trueno::cuda

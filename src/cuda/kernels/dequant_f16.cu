@@ -42,19 +42,21 @@ __device__ __forceinline__ float q6k(const u8* b, int j) {
 }
 
 // Eight consecutive elements per thread, stored as one 16-byte write (a row's width is a multiple of 8
-// for every block format; float rows of other widths take one element per thread). 32-bit index
-// arithmetic: the launcher checks that rows * cols fits.
-template <class Decode>
-__device__ __forceinline__ void each_element(u16* out, int rows, int cols, Decode decode) {
+// for every block format; float rows of other widths take one element per thread). decode8(r, c, v)
+// writes elements c .. c + 7 of row r (c a multiple of 8: they share a block's sub-block, so its scales
+// are read once). 32-bit index arithmetic: the launcher checks that rows * cols fits.
+template <class Decode8, class Decode>
+__device__ __forceinline__ void each_element(u16* out, int rows, int cols, Decode8 decode8, Decode decode) {
   const u32 stride = gridDim.x * blockDim.x;
   if (cols % 8 == 0) {
     const u32 per_row = static_cast<u32>(cols) / 8, n = static_cast<u32>(rows) * per_row;
     for (u32 g = blockIdx.x * blockDim.x + threadIdx.x; g < n; g += stride) {
       const int r = static_cast<int>(g / per_row), c = static_cast<int>(g % per_row) * 8;
+      float v[8];
+      decode8(r, c, v);
       u32 h[4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i)
-        h[i] = f32_to_f16_bits(decode(r, c + 2 * i)) | (static_cast<u32>(f32_to_f16_bits(decode(r, c + 2 * i + 1))) << 16);
+      for (int i = 0; i < 4; ++i) h[i] = f32_to_f16_bits(v[2 * i]) | (static_cast<u32>(f32_to_f16_bits(v[2 * i + 1])) << 16);
       *reinterpret_cast<uint4*>(out + static_cast<u64>(g) * 8) = make_uint4(h[0], h[1], h[2], h[3]);
     }
     return;
@@ -64,21 +66,77 @@ __device__ __forceinline__ void each_element(u16* out, int rows, int cols, Decod
     out[e] = f32_to_f16_bits(decode(static_cast<int>(e / static_cast<u32>(cols)), static_cast<int>(e % static_cast<u32>(cols))));
 }
 
+// decode8 from an element decoder (formats with no shared scale work worth hoisting).
+template <class Decode>
+__device__ __forceinline__ void each_element(u16* out, int rows, int cols, Decode decode) {
+  each_element(
+      out, rows, cols,
+      [&](int r, int c, float* v) {
+#pragma unroll
+        for (int i = 0; i < 8; ++i) v[i] = decode(r, c + i);
+      },
+      decode);
+}
+
+// Elements j0 .. j0 + 7 (j0 a multiple of 8) of a Q4_K (kQ5 false) or Q5_K block, as k45 computes each:
+// one sub-block, so d * sc and dmin * m once, and the 8 quant bytes as one 8-byte load (blocks of 144 and
+// 176 bytes keep 16-byte alignment).
+template <bool kQ5>
+__device__ __forceinline__ void k45_8(const u8* b, int j0, float* v) {
+  const int c = j0 / 64, within = j0 % 64, hi = within >= 32, l0 = within % 32, sub = 2 * c + hi;
+  int sc, m;
+  scale_min_bytes(sub, b + 4, sc, m);
+  const float d = f16_to_f32(*reinterpret_cast<const u16*>(b)), dmin = f16_to_f32(*reinterpret_cast<const u16*>(b + 2));
+  const float dsc = __fmul_rn(d, static_cast<float>(sc)), dm = __fmul_rn(dmin, static_cast<float>(m));
+  const uint2 qs = *reinterpret_cast<const uint2*>(b + (kQ5 ? 48 : 16) + 32 * c + l0);
+  uint2 qh;
+  if (kQ5) qh = *reinterpret_cast<const uint2*>(b + 16 + l0);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const u32 byte = ((i < 4 ? qs.x : qs.y) >> (8 * (i % 4))) & 0xFF;
+    int q = hi ? byte >> 4 : byte & 0xF;
+    if (kQ5) q += ((((i < 4 ? qh.x : qh.y) >> (8 * (i % 4))) >> sub) & 1) << 4;
+    v[i] = __fsub_rn(__fmul_rn(dsc, static_cast<float>(q)), dm);
+  }
+}
+
+// Elements j0 .. j0 + 7 of a Q6_K block, as q6k computes each: one scale, d * sc once (blocks of 210
+// bytes are only 2-byte aligned: byte loads).
+__device__ __forceinline__ void q6k_8(const u8* b, int j0, float* v) {
+  const int half = j0 / 128, jj = j0 % 128, run = jj / 32, l0 = jj % 32;
+  const u8* ql = b + 64 * half + (run & 1 ? 32 : 0) + l0;
+  const u8* qh = b + 128 + 32 * half + l0;
+  const float d = f16_to_f32(static_cast<u16>(b[208] | (b[209] << 8)));
+  const float dsc = __fmul_rn(d, static_cast<float>(reinterpret_cast<const i8*>(b + 192)[8 * half + l0 / 16 + 2 * run]));
+#pragma unroll
+  for (int i = 0; i < 8; ++i) {
+    const int lo = ql[i];
+    const int q = ((run < 2 ? lo & 0xF : lo >> 4) | (((qh[i] >> (2 * run)) & 3) << 4)) - 32;
+    v[i] = __fmul_rn(dsc, static_cast<float>(q));
+  }
+}
+
 }  // namespace
 
 extern "C" __global__ void dequant_q4_k_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
   const u64 rb = static_cast<u64>(cols / 256) * 144;
-  each_element(out, rows, cols, [&](int r, int c) { return k45<false>(w + r * rb + (c / 256) * 144, c % 256); });
+  each_element(
+      out, rows, cols, [&](int r, int c, float* v) { k45_8<false>(w + r * rb + (c / 256) * 144, c % 256, v); },
+      [&](int r, int c) { return k45<false>(w + r * rb + (c / 256) * 144, c % 256); });
 }
 
 extern "C" __global__ void dequant_q5_k_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
   const u64 rb = static_cast<u64>(cols / 256) * 176;
-  each_element(out, rows, cols, [&](int r, int c) { return k45<true>(w + r * rb + (c / 256) * 176, c % 256); });
+  each_element(
+      out, rows, cols, [&](int r, int c, float* v) { k45_8<true>(w + r * rb + (c / 256) * 176, c % 256, v); },
+      [&](int r, int c) { return k45<true>(w + r * rb + (c / 256) * 176, c % 256); });
 }
 
 extern "C" __global__ void dequant_q6_k_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
   const u64 rb = static_cast<u64>(cols / 256) * 210;
-  each_element(out, rows, cols, [&](int r, int c) { return q6k(w + r * rb + (c / 256) * 210, c % 256); });
+  each_element(
+      out, rows, cols, [&](int r, int c, float* v) { q6k_8(w + r * rb + (c / 256) * 210, c % 256, v); },
+      [&](int r, int c) { return q6k(w + r * rb + (c / 256) * 210, c % 256); });
 }
 
 // Q8_0: q * d.
