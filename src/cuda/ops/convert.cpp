@@ -7,7 +7,9 @@
 
 namespace trueno::cuda {
 
-void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr out) {
+void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr out,
+                    api::CUstream stream) {
+  if (stream == nullptr) stream = c.stream();
   const std::size_t block = quant_info(type).block_elems;
   if (cols == 0 || cols % block != 0)
     throw ShapeError(strcat("cuda dequantize_f16: ", cols, " columns are not a positive multiple of ", quant_info(type).name,
@@ -16,7 +18,7 @@ void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t 
   if (rows * cols > 0xFFFFFFFFull)
     throw ShapeError(strcat("cuda dequantize_f16: ", rows, " x ", cols, " weights exceed the kernels' 32-bit element index"));
   if (type == QuantType::F16) {
-    check(c.driver().memcpy_dtod_async(out, w, rows * cols * 2, c.stream()), "cuMemcpyDtoDAsync(f16 weights)");
+    check(c.driver().memcpy_dtod_async(out, w, rows * cols * 2, stream), "cuMemcpyDtoDAsync(f16 weights)");
     return;
   }
   const char* name = nullptr;
@@ -36,7 +38,7 @@ void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t 
   void* params[] = {&w, &out, &r, &n};
   const std::size_t threads = cols % 8 == 0 ? rows * cols / 8 : rows * cols;
   const auto grid = static_cast<unsigned>(std::min<std::size_t>((threads + 255) / 256, static_cast<std::size_t>(c.info().sms) * 16));
-  launch(c, f, grid, 1, 256, 1, params);
+  check(c.driver().launch_kernel(f, grid, 1, 1, 256, 1, 1, 0, stream, params, nullptr), "cuLaunchKernel(dequantize_f16)");
 }
 
 }  // namespace trueno::cuda

@@ -1,5 +1,6 @@
 // The CUDA batched step (Note [CUDA batched step], cuda_sequence.h).
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include "backends/cuda/cuda_sequence.h"
@@ -12,13 +13,21 @@ namespace realizar::cuda_forward {
 
 std::unique_ptr<Batch> CudaWeights::new_batch() const { return std::make_unique<CudaBatch>(shared_from_this()); }
 
+std::size_t CudaBatch::min_gemm_batch(bool f16) {
+  static const long forced = [] {
+    const char* e = std::getenv("REALIZAR_CUDA_GEMM_BATCH");
+    return e != nullptr ? std::strtol(e, nullptr, 10) : 0L;
+  }();
+  return forced > 0 ? static_cast<std::size_t>(forced) : f16 ? kMinGemmBatchF16 : kMinGemmBatch;
+}
+
 CudaBatch::CudaBatch(std::shared_ptr<const CudaWeights> weights) : w_(std::move(weights)), ctx_(*w_->ctx) {}
 
 void CudaBatch::reserve(std::size_t B, std::size_t max_ctx) {
   if (B <= capacity_ && max_ctx <= max_ctx_) return;
   const Config& c = w_->model().config();
   capacity_ = std::max(B, capacity_), max_ctx_ = std::max(max_ctx, max_ctx_);
-  reserve_products(*w_, capacity_, /*all_logits=*/true, pre_, w16_);
+  reserve_products(*w_, capacity_, /*all_logits=*/true, pre_);
   rows_dev_ = cu::DeviceBuffer(), rows_dev_ = cu::DeviceBuffer(ctx_, capacity_ * (sizeof(cu::BatchRow) + sizeof(int)));
   staging_ = cu::PinnedBuffer(ctx_, capacity_ * (std::size_t{c.n_embd} * 4 + sizeof(cu::BatchRow) + sizeof(int)));
   attention_.reset();
@@ -37,7 +46,7 @@ void CudaBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32
   }
   if (B == 0) return;
   const bool f16 = w_->options.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
-  if (B < (f16 ? kMinGemmBatchF16 : kMinGemmBatch) || recording || !s[0]->prefill_supported()) {  // the fused decode steps, one sequence at a time
+  if (B < min_gemm_batch(f16) || recording || !s[0]->prefill_supported()) {  // the fused decode steps, one sequence at a time
     for (std::size_t i = 0; i < B; ++i) s[i]->forward(tokens.subspan(i, 1), false);
     return;
   }
@@ -64,10 +73,12 @@ void CudaBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32
 
   const int n_head = static_cast<int>(c.n_head), n_kv = static_cast<int>(c.n_head_kv), hd = static_cast<int>(c.head_dim);
   const int group = n_head / n_kv;
+  F16Staging::Pass operands(w_->staging());
   for (std::size_t l = 0; l < c.n_layer; ++l) {
     const DeviceLayer& w = w_->layers[l];
+    operands.enter(l);
     cu::rmsnorm(ctx_, pre_.x.ptr(), w.attn_norm.ptr(), c.rms_eps, pre_.xn.ptr(), B, d);
-    gemm_products(ctx_, {{&w.wq, pre_.q.ptr()}, {&w.wk, pre_.k.ptr()}, {&w.wv, pre_.v.ptr()}}, pre_.xn.ptr(), B, false, pre_, w16_);
+    gemm_products(ctx_, {{&w.wq, pre_.q.ptr()}, {&w.wk, pre_.k.ptr()}, {&w.wv, pre_.v.ptr()}}, pre_.xn.ptr(), B, false, pre_, operands);
     if (w.bq.bytes() != 0) cu::add_rows(ctx_, pre_.q.ptr(), w.bq.ptr(), B, w.bq.bytes() / 4);
     if (w.bk.bytes() != 0) cu::add_rows(ctx_, pre_.k.ptr(), w.bk.ptr(), B, w.bk.bytes() / 4);
     if (w.bv.bytes() != 0) cu::add_rows(ctx_, pre_.v.ptr(), w.bv.ptr(), B, w.bv.bytes() / 4);
@@ -75,14 +86,14 @@ void CudaBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32
                             n_head, n_kv, w_->rope);
     cu::attention_decode_batched(ctx_, pre_.q.ptr(), pre_.att.ptr(), static_cast<int>(B), rows_dev_.ptr(), static_cast<int>(l), *attention_,
                                  n_head, hd, group, static_cast<int>(kv_row), static_cast<int>(positions));
-    gemm_products(ctx_, {{&w.wo, pre_.x.ptr()}}, pre_.att.ptr(), B, /*accumulate=*/true, pre_, w16_);  // x += Wo att
+    gemm_products(ctx_, {{&w.wo, pre_.x.ptr()}}, pre_.att.ptr(), B, /*accumulate=*/true, pre_, operands);  // x += Wo att
     cu::rmsnorm(ctx_, pre_.x.ptr(), w.ffn_norm.ptr(), c.rms_eps, pre_.xn.ptr(), B, d);
-    gemm_products(ctx_, {{&w.gate, pre_.gate.ptr()}, {&w.up, pre_.up.ptr()}}, pre_.xn.ptr(), B, false, pre_, w16_);
+    gemm_products(ctx_, {{&w.gate, pre_.gate.ptr()}, {&w.up, pre_.up.ptr()}}, pre_.xn.ptr(), B, false, pre_, operands);
     cu::swiglu(ctx_, pre_.gate.ptr(), pre_.up.ptr(), B * c.n_ff);
-    gemm_products(ctx_, {{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), B, /*accumulate=*/true, pre_, w16_);
+    gemm_products(ctx_, {{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), B, /*accumulate=*/true, pre_, operands);
   }
   cu::rmsnorm(ctx_, pre_.x.ptr(), w_->output_norm.ptr(), c.rms_eps, pre_.xn.ptr(), B, d);
-  gemm_products(ctx_, {{&w_->output, pre_.logits.ptr()}}, pre_.xn.ptr(), B, false, pre_, w16_);
+  gemm_products(ctx_, {{&w_->output, pre_.logits.ptr()}}, pre_.xn.ptr(), B, false, pre_, operands);
   ctx_.synchronize();
   logits_.resize(B * V);
   pre_.logits.download(logits_.data(), B * V * 4);

@@ -156,8 +156,8 @@ namespace {
 
 // Note [CUDA batched step]: sequences of different lengths join and leave a batch on shared weights; each
 // sequence's logits agree with the same sequence stepped alone (the fused decode step) to the rounding
-// bounds above (f16 products against Q8_K GEMVs); 12 sequences, so the steps of >= kMinGemmBatch go through
-// the GEMMs and the others one by one.
+// bounds above (f16 products against Q8_K GEMVs); up to 14 sequences, joining one per step, so the steps
+// of >= kMinGemmBatch go through the GEMMs and the others one by one.
 TEST(CudaGpuForward, BatchedStepAgreesWithSingleSequences) {
   std::string why;
   if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;

@@ -3,6 +3,8 @@
 // (forward_cuda.cpp) and its batched prefill (prefill_cuda.cpp).
 #pragma once
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -16,6 +18,7 @@
 #include "trueno/cuda/ops/layer.h"
 #include "trueno/cuda/ops/prefill.h"
 #include "realizar/model.h"
+#include "backends/cuda/f16_staging.h"
 
 namespace realizar::cuda_forward {
 
@@ -61,21 +64,26 @@ class CudaWeights final : public DeviceWeights, public std::enable_shared_from_t
   cu::DeviceBuffer output_norm, rope_freqs;
   cu::RopeParams rope{};
 
+  // The products' f16 operands (Note [Dequantization ahead]), made on first use.
+  F16Staging& staging() const;
+
  private:
   void to_fp8();
+  mutable std::mutex staging_mutex_;
+  mutable std::unique_ptr<F16Staging> staging_;  // last: destroyed before the buffers and the context
 };
 
 // Y_i[T][rows] = X[T][cols] W_i^T (+= with accumulate) through cuBLAS, for prompt batches and the batched
-// step; X is cast to f16 once when a matrix is not F32; a quantized matrix is dequantized into w16 first
-// (Note [Batched prefill], prefill_cuda.cpp).
+// step; X is cast to f16 once when a matrix is not F32; a quantized matrix's f16 rows come from the pass
+// (Note [Batched prefill], prefill_cuda.cpp; Note [Dequantization ahead]).
 struct GemmOut {
   const DeviceMatrix* w;
   cu::api::CUdeviceptr y;
 };
 void gemm_products(cu::Context& ctx, std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate,
-                   PrefillBuffers& pre, cu::DeviceBuffer& w16);
-// Grows pre (activations of T rows, logits of T rows when all_logits) and w16 for the weights' products.
-void reserve_products(const CudaWeights& w, std::size_t T, bool all_logits, PrefillBuffers& pre, cu::DeviceBuffer& w16);
+                   PrefillBuffers& pre, F16Staging::Pass& f16);
+// Grows pre (activations of T rows, logits of T rows when all_logits) for the weights' products.
+void reserve_products(const CudaWeights& w, std::size_t T, bool all_logits, PrefillBuffers& pre);
 
 class CudaSequence final : public Sequence {
  public:
@@ -113,7 +121,6 @@ class CudaSequence final : public Sequence {
   bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
   std::map<std::pair<bool, std::size_t>, cu::Graph> graphs_;  // (logits, position bucket) -> decode graph
   PrefillBuffers pre_;
-  cu::DeviceBuffer w16_;  // one matrix dequantized to f16 for a prefill product
   Recorder* recorder_ = nullptr;
   bool recording_ = false;          // this step is eager and taps its buffers (Note [Intermediates], recorder.cpp)
   std::vector<float> tapped_, ffn_inp_;
@@ -141,10 +148,11 @@ class CudaSequence final : public Sequence {
   std::size_t prefill_chunk(bool all_logits) const;
   void prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
   void prefill_chunk_run(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
-  void matmul(std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate = false) {
-    gemm_products(ctx_, outs, x, T, accumulate, pre_, w16_);
+  void matmul(std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, F16Staging::Pass& f16,
+              bool accumulate = false) {
+    gemm_products(ctx_, outs, x, T, accumulate, pre_, f16);
   }
-  void reserve_prefill(std::size_t T, bool all_logits) { reserve_products(*w_, T, all_logits, pre_, w16_); }
+  void reserve_prefill(std::size_t T, bool all_logits) { reserve_products(*w_, T, all_logits, pre_); }
 };
 
 // Note [CUDA batched step]
@@ -152,13 +160,17 @@ class CudaSequence final : public Sequence {
 // all B rows as cuBLAS GEMMs (as a prompt batch does: every weight read once per step instead of once per
 // sequence), and rope + KV append and attention run for all B sequences in one launch each
 // (kernels/batch_ops.cu: the single sequence's device bodies, each sequence at its own position in its
-// own cache). A GEMM step of a quantized model dequantizes every matrix to f16 first: on the H200 (7B
-// Q4_K_M) it takes ~23 ms at any B up to 64, against 2.8 ms per sequence for the fused GEMV step, so
-// batches of fewer than kMinGemmBatch sequences step them one by one; with f16 copies of the weights
+// own cache). A GEMM step of a quantized model dequantizes every matrix to f16 first (a layer ahead, Note
+// [Dequantization ahead]): it writes and reads 13.5 GB for a 7B model, ~11.7 ms on the H200 at B = 2 and
+// 14.3 ms at B = 64, against 2.7 ms per sequence for the fused GEMV step (measured, 7B Q4_K_M: B = 4 353
+// tok/s as a GEMM step against 379 one by one, B = 8 663), so batches of fewer than kMinGemmBatch
+// sequences step them one by one; with f16 copies of the weights
 // (--decode-gemv cublas-f16) there is nothing to dequantize and the GEMMs pay from kMinGemmBatchF16.
+// REALIZAR_CUDA_GEMM_BATCH=N sets the smallest batch that takes the GEMM step (to measure the crossover).
 class CudaBatch final : public Batch {
  public:
-  static constexpr std::size_t kMinGemmBatch = 12, kMinGemmBatchF16 = 2;
+  static constexpr std::size_t kMinGemmBatch = 5, kMinGemmBatchF16 = 2;
+  static std::size_t min_gemm_batch(bool f16);
   explicit CudaBatch(std::shared_ptr<const CudaWeights> weights);
   void step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) override;
 
@@ -166,7 +178,7 @@ class CudaBatch final : public Batch {
   std::shared_ptr<const CudaWeights> w_;
   cu::Context& ctx_;
   PrefillBuffers pre_;
-  cu::DeviceBuffer w16_, rows_dev_, logits_dev_;
+  cu::DeviceBuffer rows_dev_, logits_dev_;
   cu::PinnedBuffer staging_;  // embeddings [B][n_embd], then the positions [B] and rows [B]
   std::optional<cu::BatchAttentionScratch> attention_;
   std::size_t capacity_ = 0, max_ctx_ = 0;

@@ -86,6 +86,12 @@ CudaWeights::CudaWeights(const Model& m, const trueno::Device& device, const Cud
           m.rope_freqs.empty() ? 0 : rope_freqs.ptr(), c.rope_neox};
 }
 
+F16Staging& CudaWeights::staging() const {
+  std::lock_guard lock(staging_mutex_);
+  if (!staging_) staging_ = std::make_unique<F16Staging>(*this);
+  return *staging_;
+}
+
 std::unique_ptr<Sequence> CudaWeights::new_sequence(std::size_t n_ctx) const {
   return std::make_unique<CudaSequence>(shared_from_this(), n_ctx);
 }

@@ -2,9 +2,9 @@
 //
 // Note [Batched prefill]
 // Decode reads every weight once per token; a prompt's tokens share those reads. The products are cuBLAS
-// GEMMs: each matrix dequantized to f16 into one scratch buffer just before its product (13.5 GB written
-// for a 7B model, ~4 ms, instead of keeping a second f16 copy of the weights), the activations cast to
-// f16, f32 accumulation; F32 matrices are multiplied as f32. The small steps are one launch per layer for
+// GEMMs: each matrix dequantized to f16, a layer ahead on a second stream (Note [Dequantization ahead],
+// f16_staging.h: 13.5 GB written per chunk for a 7B model, instead of keeping a second f16 copy of the
+// weights), the activations cast to f16, f32 accumulation; F32 matrices are multiplied as f32. The small steps are one launch per layer for
 // all T tokens, and attention is one flash kernel (Note [Flash prefill attention], ops/prefill.cpp; or,
 // for head sizes it does not cover, two strided-batched GEMMs around a causal softmax). The arithmetic is
 // the CPU's batch (activations rounded to f16 rather than quantized to Q8_K per 256: the f16 carries more
@@ -59,25 +59,13 @@ std::size_t CudaSequence::prefill_chunk(bool all_logits) const {
   return std::clamp<std::size_t>(kAttentionScratchBytes / per_token, 16, kMaxChunk);
 }
 
-void reserve_products(const CudaWeights& wts, std::size_t T, bool all_logits, PrefillBuffers& pre_, cu::DeviceBuffer& w16_) {
+void reserve_products(const CudaWeights& wts, std::size_t T, bool all_logits, PrefillBuffers& pre_) {
   cu::Context& ctx_ = *wts.ctx;
   const Config& c_ = wts.model().config();
-  const auto& layers_ = wts.layers;
-  const auto& output_ = wts.output;
   const auto& options_ = wts.options;
   const std::size_t kv_row_ = std::size_t{c_.n_head_kv} * c_.head_dim;
   const std::size_t V = c_.n_vocab;
   if (all_logits && pre_.logits.bytes() < T * V * 4) pre_.logits = cu::DeviceBuffer(), pre_.logits = cu::DeviceBuffer(ctx_, T * V * 4);
-  if (w16_.bytes() == 0) {
-    std::size_t most = 0;
-    const auto need = [&](const DeviceMatrix& w) {
-      if (w.type != trueno::QuantType::F32 && w.f16.bytes() == 0 && !w.fp8) most = std::max(most, w.rows * w.cols * 2);
-    };
-    for (const DeviceLayer& l : layers_)
-      for (const DeviceMatrix* w : {&l.wq, &l.wk, &l.wv, &l.wo, &l.gate, &l.up, &l.down}) need(*w);
-    need(output_);
-    if (most != 0) w16_ = cu::DeviceBuffer(ctx_, most);
-  }
   if (pre_.T >= T) return;
   pre_.x = cu::DeviceBuffer(), pre_.xn = cu::DeviceBuffer(), pre_.q = cu::DeviceBuffer(), pre_.k = cu::DeviceBuffer();
   pre_.v = cu::DeviceBuffer(), pre_.q16 = cu::DeviceBuffer(), pre_.att = cu::DeviceBuffer(), pre_.gate = cu::DeviceBuffer();
@@ -94,7 +82,7 @@ void reserve_products(const CudaWeights& wts, std::size_t T, bool all_logits, Pr
 }
 
 void gemm_products(cu::Context& ctx_, std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate,
-                   PrefillBuffers& pre_, cu::DeviceBuffer& w16_) {
+                   PrefillBuffers& pre_, F16Staging::Pass& f16) {
   const float beta = accumulate ? 1.0f : 0.0f;
   bool cast = false;
   for (const GemmOut& o : outs) {
@@ -109,8 +97,7 @@ void gemm_products(cu::Context& ctx_, std::initializer_list<GemmOut> outs, cu::a
       continue;
     }
     if (!cast) cu::cast_f16(ctx_, x, pre_.x16.ptr(), T * w.cols), cast = true;
-    cu::api::CUdeviceptr wf = w.f16.ptr();
-    if (w.f16.bytes() == 0) cu::dequantize_f16(ctx_, w.type, w.data.ptr(), w.rows, w.cols, wf = w16_.ptr());
+    const cu::api::CUdeviceptr wf = w.f16.bytes() != 0 ? w.f16.ptr() : f16.f16(w);
     cu::gemm(ctx_, cu::GemmOperand::F16, w.rows, T, w.cols, wf, pre_.x16.ptr(), o.y, beta);
   }
 }
@@ -138,10 +125,12 @@ void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, bool 
   cu::check(ctx_.driver().memcpy_htod_async(pre_.x.ptr(), rows, T * d * 4, ctx_.stream()), "cuMemcpyHtoDAsync(embeddings)");
 
   const int pos0 = static_cast<int>(pos_), group = static_cast<int>(c_.n_head / c_.n_head_kv);
+  F16Staging::Pass f16(w_->staging());
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = layers_[l];
+    f16.enter(l);
     cu::rmsnorm(ctx_, pre_.x.ptr(), w.attn_norm.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
-    matmul({{&w.wq, pre_.q.ptr()}, {&w.wk, pre_.k.ptr()}, {&w.wv, pre_.v.ptr()}}, pre_.xn.ptr(), T);
+    matmul({{&w.wq, pre_.q.ptr()}, {&w.wk, pre_.k.ptr()}, {&w.wv, pre_.v.ptr()}}, pre_.xn.ptr(), T, f16);
     if (w.bq.bytes() != 0) cu::add_rows(ctx_, pre_.q.ptr(), w.bq.ptr(), T, w.bq.bytes() / 4);
     if (w.bk.bytes() != 0) cu::add_rows(ctx_, pre_.k.ptr(), w.bk.ptr(), T, w.bk.bytes() / 4);
     if (w.bv.bytes() != 0) cu::add_rows(ctx_, pre_.v.ptr(), w.bv.ptr(), T, w.bv.bytes() / 4);
@@ -151,24 +140,24 @@ void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, bool 
                          pos0, rope_, pre_.q16.ptr(), kc, vc);
     cu::attention_prefill(ctx_, pre_.q16.ptr(), kc, vc, pre_.att.ptr(), T, pos0, pre_.attention, static_cast<int>(c_.n_head),
                           static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
-    matmul({{&w.wo, pre_.x.ptr()}}, pre_.att.ptr(), T, /*accumulate=*/true);  // the residual: x += Wo att
+    matmul({{&w.wo, pre_.x.ptr()}}, pre_.att.ptr(), T, f16, /*accumulate=*/true);  // the residual: x += Wo att
 
     cu::rmsnorm(ctx_, pre_.x.ptr(), w.ffn_norm.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
-    matmul({{&w.gate, pre_.gate.ptr()}, {&w.up, pre_.up.ptr()}}, pre_.xn.ptr(), T);
+    matmul({{&w.gate, pre_.gate.ptr()}, {&w.up, pre_.up.ptr()}}, pre_.xn.ptr(), T, f16);
     cu::swiglu(ctx_, pre_.gate.ptr(), pre_.up.ptr(), T * c_.n_ff);
-    matmul({{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), T, /*accumulate=*/true);
+    matmul({{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), T, f16, /*accumulate=*/true);
   }
   pos_ += T;
   if (logits_out == nullptr) return;
   if (all_logits) {
     cu::rmsnorm(ctx_, pre_.x.ptr(), output_norm_.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
-    matmul({{&output_, pre_.logits.ptr()}}, pre_.xn.ptr(), T);
+    matmul({{&output_, pre_.logits.ptr()}}, pre_.xn.ptr(), T, f16);
     ctx_.synchronize();
     pre_.logits.download(logits_out, T * V * 4);
     return;
   }
   cu::rmsnorm(ctx_, pre_.x.ptr() + (T - 1) * d * 4, output_norm_.ptr(), c_.rms_eps, pre_.xn.ptr(), 1, d);
-  matmul({{&output_, logits_dev_.ptr()}}, pre_.xn.ptr(), 1);
+  matmul({{&output_, logits_dev_.ptr()}}, pre_.xn.ptr(), 1, f16);
   ctx_.synchronize();
   logits_dev_.download(logits_out, V * 4);
 }

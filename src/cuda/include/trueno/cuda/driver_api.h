@@ -38,6 +38,7 @@ constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kStreamCaptureModeThreadLocal = 1;
 constexpr unsigned kEventDefault = 0;
+constexpr unsigned kEventDisableTiming = 2;
 
 // cuLaunchKernelEx's configuration (cuda.h's CUlaunchConfig / CUlaunchAttribute: a 4-byte id, padding,
 // a 64-byte value union).
@@ -100,6 +101,7 @@ using nvrtcProgram = _nvrtcProgram*;
   X(CUresult, event_destroy, "cuEventDestroy_v2", (CUevent ev))                                               \
   X(CUresult, event_record, "cuEventRecord", (CUevent ev, CUstream stream))                                   \
   X(CUresult, event_synchronize, "cuEventSynchronize", (CUevent ev))                                          \
+  X(CUresult, stream_wait_event, "cuStreamWaitEvent", (CUstream stream, CUevent ev, unsigned flags))          \
   X(CUresult, event_elapsed, "cuEventElapsedTime_v2|cuEventElapsedTime", (float* ms, CUevent start, CUevent end))                   \
   X(CUresult, memcpy_htod_async, "cuMemcpyHtoDAsync_v2", (CUdeviceptr dst, const void* src, std::size_t bytes, CUstream s)) \
   X(CUresult, stream_begin_capture, "cuStreamBeginCapture_v2", (CUstream stream, int mode))                   \

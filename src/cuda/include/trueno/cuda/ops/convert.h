@@ -9,7 +9,8 @@
 namespace trueno::cuda {
 
 // out[rows][cols] (f16) = the f16 of every weight of w (rows of `type` as in the file), exactly the f16
-// of the CPU decoder's f32 value. Asynchronous on the context's stream.
-void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr out);
+// of the CPU decoder's f32 value. Asynchronous on `stream` (null: the context's stream).
+void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr out,
+                    api::CUstream stream = nullptr);
 
 }  // namespace trueno::cuda
