@@ -165,6 +165,33 @@ BENCHMARK(BM_CudaAttentionPrefill)->Args({512, 0, 0})->Args({512, 0, 1})->Args({
     ->Args({2048, 14336, 0})->Args({512, 15872, 1})->Args({2048, 30720, 0})
     ->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
+// gemv() of Q8_0 and Q6_K matrices (Q4_K above): random bytes (the kernels' speed does not depend on the
+// values), rotated through 256 MiB of copies like the Q4_K benchmark.
+void BM_CudaGemv(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  const QuantType type = state.range(0) == 0 ? QuantType::Q8_0 : QuantType::Q6_K;
+  const auto rows = static_cast<std::size_t>(state.range(1)), cols = static_cast<std::size_t>(state.range(2));
+  const std::size_t mat = rows * quant_row_bytes(type, cols), copies = std::max<std::size_t>(2, kRotateBytes / mat);
+  std::mt19937 rng(9);
+  std::vector<std::uint8_t> w(mat);
+  for (auto& b : w) b = static_cast<std::uint8_t>(rng());
+  std::vector<float> x(cols, 0.5f);
+  DeviceBuffer dw(c, copies * mat), dx(c, cols * 4), dy(c, rows * 4);
+  for (std::size_t i = 0; i < copies; ++i) dw.upload(w.data(), mat, i * mat);
+  dx.upload(x.data(), cols * 4);
+  Q8Activations q(c, cols);
+  quantize_q8_k(c, dx.ptr(), q);
+  const auto call = [&](int i) { gemv(c, type, dw.ptr() + (i % copies) * mat, rows, cols, dx.ptr(), &q, dy.ptr()); };
+  call(0);  // untimed: compiles the module
+  c.synchronize();
+  for (auto _ : state) state.SetIterationTime(gpu_ms(c, call) / 1e3);
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(mat), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(quant_info(type).name) + ", " + std::to_string(copies) + " copies rotated");
+}
+BENCHMARK(BM_CudaGemv)->Args({0, 4096, 4096})->Args({0, 11008, 4096})->Args({0, 4096, 11008})->Args({1, 4096, 14336})
+    ->Iterations(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 // A quantized matrix -> f16 rows (the prefill GEMMs' operand, Note [Batched prefill] in realizar): bytes
 // read plus bytes written per second. Random blocks: the kernel's speed does not depend on the values.
 void BM_CudaDequantF16(benchmark::State& state) {

@@ -271,7 +271,7 @@ TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
   Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 1);
   using Shapes = std::vector<std::pair<std::size_t, std::size_t>>;
-  const Shapes shapes = {{1, 256}, {7, 512}, {64, 4096}, {1000, 4096}, {333, 14336}};
+  const Shapes shapes = {{1, 256}, {7, 512}, {65, 768}, {130, 1280}, {64, 4096}, {1000, 4096}, {333, 14336}};  // 768, 1280: 3 and 5 steps of 256
   const Shapes float_shapes = {{1, 64}, {64, 172}, {37, 333}, {512, 4096}};
   for (QuantType type : kWeightTypes) {
     const bool quantized = gemv_takes_q8(type);
