@@ -116,7 +116,7 @@ std::function<int()> add_chat_command(CLI::App& app) {
       std::string reply;
       int generated = 0;
       while (o->n < 0 || generated < o->n) {
-        const std::int32_t next = sampler.sample(seq->logits(), cached);
+        const std::int32_t next = seq->sample(sampler, cached);
         if (tok.is_end_of_generation(next)) break;
         ++generated;
         const std::string piece = utf8.push(tok.piece(next));

@@ -129,7 +129,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     int generated = 0;
     std::string why = "length";  // the -n limit
     while (o->n < 0 || generated < o->n) {
-      const std::int32_t next = sampler.sample(session.logits(), ids);
+      const std::int32_t next = session.sample(sampler, ids);
       if (tok.is_end_of_generation(next)) {
         why = "eos";
         break;

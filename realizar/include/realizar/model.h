@@ -18,6 +18,7 @@
 namespace realizar {
 
 class Recorder;  // realizar/recorder.h
+class Sampler;   // realizar/sampler.h
 
 enum class Arch { Llama, Qwen2 };
 
@@ -82,6 +83,12 @@ class Sequence {
   // all_logits, else only the last token's (logits() then has one row).
   virtual void forward(std::span<const std::int32_t> tokens, bool all_logits = false) = 0;
   virtual std::span<const float> logits() const = 0;
+  // The next token s picks from logits() (one row: after forward without all_logits) given the tokens so
+  // far: s.sample(logits(), history), the same token and generator state; a device sequence may pick it
+  // where its logits are and copy back only the token (Note [Sampling on the device]).
+  virtual std::int32_t sample(Sampler& s, std::span<const std::int32_t> history);
+  // Whether every value of logits() is finite; a device sequence may answer without copying them.
+  virtual bool logits_finite() const;
   // "avx2", "cuda", ...
   virtual std::string backend_name() const = 0;
   // Reports the named intermediates of each forward call's last token to r (recorder.h); nullptr stops.

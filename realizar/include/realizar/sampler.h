@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <random>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace realizar {
@@ -21,13 +22,35 @@ struct SamplerOptions {
 
 class Sampler {
  public:
+  using Candidate = std::pair<float, std::int32_t>;  // (logit, token id)
+
   explicit Sampler(SamplerOptions o);  // throws InvalidArgument for out-of-range options
+  // The next token from logits [n_vocab] given the tokens so far (for the repetition penalty).
   std::int32_t sample(std::span<const float> logits, std::span<const std::int32_t> history);
+
+  // sample() in two halves, for a sequence that does the first where its logits are (Note [Sampling on
+  // the device], realizar/src/backends/cuda/sample_cuda.cpp): penalize the logits of penalized(history),
+  // then greedy: the best candidate by better(); else: the best candidates(n_vocab) in better() order
+  // given to draw(). The same options, arithmetic and generator, so the same tokens.
+  const SamplerOptions& options() const { return o_; }
+  bool greedy() const { return o_.temperature == 0.0f; }
+  // The distinct tokens among the last repeat_last_n of history that lie in [0, n_vocab), in the order
+  // first seen; none when the penalty is off.
+  std::vector<std::int32_t> penalized(std::span<const std::int32_t> history, std::size_t n_vocab) const;
+  // A penalized token's logit: positive ones divided by repeat_penalty, the rest multiplied by it.
+  float penalize(float logit) const { return logit > 0 ? logit / o_.repeat_penalty : logit * o_.repeat_penalty; }
+  // The ranking of candidates: larger logit first, the lower id among equal logits (Note [Greedy ties and NaN]).
+  static bool better(const Candidate& a, const Candidate& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); }
+  // How many of the best candidates the draw reads: top_k, or every token when top_k is 0 or >= n_vocab.
+  std::size_t candidates(std::size_t n_vocab) const;
+  // Temperature softmax, top-p, min-p and a draw (one number from the generator) over best, the best
+  // candidates(n_vocab) penalized candidates in better() order; best is overwritten.
+  std::int32_t draw(std::span<Candidate> best);
 
  private:
   SamplerOptions o_;
   std::mt19937_64 rng_;
-  std::vector<std::pair<float, std::int32_t>> cand_;
+  std::vector<Candidate> cand_;
 };
 
 }  // namespace realizar

@@ -86,14 +86,20 @@ class FiniteCheck final : public WrappedSequence {
     const std::size_t p0 = history_.size(), T = tokens.size();
     s_->forward(tokens, all_logits);
     history_.insert(history_.end(), tokens.begin(), tokens.end());
-    const std::span<const float> lg = s_->logits();
-    const std::size_t rows = all_logits ? T : 1, V = lg.size() / rows;
-    for (std::size_t r = 0; r < rows; ++r) {
-      if (all_finite(lg.subspan(r * V, V))) continue;
-      const std::size_t at = all_logits ? p0 + r : p0 + T - 1;
-      // The replay ends at the first non-finite position, so its last token is the one traced.
-      throw_non_finite(*s_, std::span(history_).first(at + 1), strcat("non-finite logits at position ", at));
+    if (!all_logits) {  // one row, checked where it is (a device sequence need not copy it back)
+      if (!s_->logits_finite()) fail_at(p0 + T - 1);
+      return;
     }
+    const std::span<const float> lg = s_->logits();
+    const std::size_t V = lg.size() / T;
+    for (std::size_t r = 0; r < T; ++r)
+      if (!all_finite(lg.subspan(r * V, V))) fail_at(p0 + r);
+  }
+
+ private:
+  // The replay ends at the first non-finite position, so its last token is the one traced.
+  [[noreturn]] void fail_at(std::size_t at) {
+    throw_non_finite(*s_, std::span(history_).first(at + 1), strcat("non-finite logits at position ", at));
   }
 };
 

@@ -20,6 +20,8 @@ class WrappedSequence : public Sequence {
   }
   std::size_t kv_bytes() const override { return s_->kv_bytes(); }
   std::span<const float> logits() const override { return s_->logits(); }
+  std::int32_t sample(Sampler& s, std::span<const std::int32_t> history) override { return s_->sample(s, history); }
+  bool logits_finite() const override { return s_->logits_finite(); }
   std::string backend_name() const override { return s_->backend_name(); }
   void set_recorder(Recorder* r) override { s_->set_recorder(r); }
 

@@ -365,21 +365,39 @@ class FallbackSequence final : public WrappedSequence {
     } catch (const trueno::InvalidArgument&) {
       throw;  // the caller's mistake (a token outside the vocabulary, a full context): not a GPU fault
     } catch (const std::exception& e) {
-      if (fell_back_) throw;
-      fell_back_ = true;
-      const std::string from = s_->backend_name();
-      if (log_) log_(strcat(from, " failed (", e.what(), "); continuing on the CPU from position ", history_.size()));
-      auto cpu = std::make_unique<Session>(m_, s_->n_ctx());
-      s_.reset();  // frees the GPU's memory before the CPU pass allocates its own
-      if (!history_.empty()) cpu->forward(history_, false);
-      cpu->set_recorder(recorder_);
-      s_ = std::move(cpu);
+      fall_back(e);
       s_->forward(tokens, all_logits);
     }
     history_.insert(history_.end(), tokens.begin(), tokens.end());
   }
+  // A device's sampling kernels may fail too. The sampler's generator draws only after the device's part,
+  // so the CPU's pick from the replayed history is the token the device would have picked.
+  std::int32_t sample(Sampler& s, std::span<const std::int32_t> history) override {
+    try {
+      return s_->sample(s, history);
+    } catch (const trueno::InvalidArgument&) {
+      throw;
+    } catch (const std::exception& e) {
+      fall_back(e);
+      return s_->sample(s, history);
+    }
+  }
 
  private:
+  // Called in a handler of e: rethrows it when already on the CPU, else replaces the device sequence by a
+  // CPU one that has run every token fed so far.
+  void fall_back(const std::exception& e) {
+    if (fell_back_) throw;
+    fell_back_ = true;
+    const std::string from = s_->backend_name();
+    if (log_) log_(strcat(from, " failed (", e.what(), "); continuing on the CPU from position ", history_.size()));
+    auto cpu = std::make_unique<Session>(m_, s_->n_ctx());
+    s_.reset();  // frees the GPU's memory before the CPU pass allocates its own
+    if (!history_.empty()) cpu->forward(history_, false);
+    cpu->set_recorder(recorder_);
+    s_ = std::move(cpu);
+  }
+
   const Model& m_;
   std::function<void(const std::string&)> log_;
   bool fell_back_ = false;

@@ -1,4 +1,13 @@
 // Sampling steps in the usual order: penalty -> (greedy | top-k -> temperature softmax -> top-p -> min-p -> draw).
+//
+// Note [Greedy ties and NaN]
+// Candidates rank by better(): the larger logit, then the lower id. Greedy is std::min_element under
+// that order, which scans from id 0 and moves only to a strictly better candidate. NaN compares false
+// both ways, so: when logit 0 is NaN nothing replaces it and greedy returns 0; otherwise NaNs never win
+// and greedy returns the best finite-or-infinite logit, the lowest id among equals (-0 equals +0). The
+// device argmax (src/cuda/kernels/sample_ops.cu) implements this rule. For top-k, NaN makes better() no
+// strict weak order, so std::partial_sort's result is its own: a device sequence that sees a NaN takes
+// the host path (sample_cuda.cpp).
 #include <algorithm>
 #include <cmath>
 
@@ -16,45 +25,54 @@ Sampler::Sampler(SamplerOptions o) : o_(o), rng_(o.seed) {
   if (!(o.repeat_penalty > 0)) throw trueno::InvalidArgument(strcat("--repeat-penalty must be > 0, got ", o.repeat_penalty));
 }
 
+std::vector<std::int32_t> Sampler::penalized(std::span<const std::int32_t> history, std::size_t n_vocab) const {
+  std::vector<std::int32_t> ids;
+  if (o_.repeat_penalty == 1.0f) return ids;
+  // A negative repeat_last_n converts to a huge size_t: the whole history, as it always has.
+  const std::size_t from = history.size() > static_cast<std::size_t>(o_.repeat_last_n) ? history.size() - o_.repeat_last_n : 0;
+  std::vector<bool> seen(n_vocab, false);
+  for (std::size_t i = from; i < history.size(); ++i)
+    if (history[i] >= 0 && static_cast<std::size_t>(history[i]) < n_vocab && !seen[history[i]]) {
+      seen[history[i]] = true;
+      ids.push_back(history[i]);
+    }
+  return ids;
+}
+
+std::size_t Sampler::candidates(std::size_t n_vocab) const {
+  return o_.top_k > 0 && static_cast<std::size_t>(o_.top_k) < n_vocab ? static_cast<std::size_t>(o_.top_k) : n_vocab;
+}
+
 std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std::int32_t> history) {
   cand_.resize(logits.size());
   for (std::size_t i = 0; i < logits.size(); ++i) cand_[i] = {logits[i], static_cast<std::int32_t>(i)};
-  if (o_.repeat_penalty != 1.0f) {
-    const std::size_t from = history.size() > static_cast<std::size_t>(o_.repeat_last_n) ? history.size() - o_.repeat_last_n : 0;
-    std::vector<bool> seen(logits.size(), false);
-    for (std::size_t i = from; i < history.size(); ++i)
-      if (history[i] >= 0 && static_cast<std::size_t>(history[i]) < logits.size() && !seen[history[i]]) {
-        seen[history[i]] = true;
-        float& l = cand_[history[i]].first;
-        l = l > 0 ? l / o_.repeat_penalty : l * o_.repeat_penalty;
-      }
-  }
-  auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
-  if (o_.temperature == 0.0f) return std::min_element(cand_.begin(), cand_.end(), by_logit)->second;
+  for (const std::int32_t id : penalized(history, logits.size())) cand_[id].first = penalize(cand_[id].first);
+  if (greedy()) return std::min_element(cand_.begin(), cand_.end(), better)->second;  // Note [Greedy ties and NaN]
+  const std::size_t n = candidates(cand_.size());
+  std::partial_sort(cand_.begin(), cand_.begin() + n, cand_.end(), better);
+  return draw(std::span(cand_).first(n));
+}
 
-  std::size_t n = cand_.size();
-  if (o_.top_k > 0 && static_cast<std::size_t>(o_.top_k) < n) n = o_.top_k;
-  std::partial_sort(cand_.begin(), cand_.begin() + n, cand_.end(), by_logit);
-  cand_.resize(n);
-  const float top = cand_[0].first;
+std::int32_t Sampler::draw(std::span<Candidate> best) {
+  const float top = best[0].first;
   double total = 0;
-  for (auto& c : cand_) total += (c.first = std::exp((c.first - top) / o_.temperature));
-  for (auto& c : cand_) c.first = static_cast<float>(c.first / total);
+  for (auto& c : best) total += (c.first = std::exp((c.first - top) / o_.temperature));
+  for (auto& c : best) c.first = static_cast<float>(c.first / total);
   // top-p: the smallest prefix whose mass reaches p; min-p: drop tokens below min_p x the best one.
   double mass = 0;
   std::size_t keep = 0;
-  while (keep < cand_.size() && (keep == 0 || mass < o_.top_p)) mass += cand_[keep++].first;
-  while (keep > 1 && cand_[keep - 1].first < o_.min_p * cand_[0].first) --keep;
-  cand_.resize(keep);
+  while (keep < best.size() && (keep == 0 || mass < o_.top_p)) mass += best[keep++].first;
+  while (keep > 1 && best[keep - 1].first < o_.min_p * best[0].first) --keep;
+  best = best.first(keep);
   double sum = 0;
-  for (const auto& c : cand_) sum += c.first;
+  for (const auto& c : best) sum += c.first;
   std::uniform_real_distribution<double> u(0.0, sum);
   double r = u(rng_);
-  for (const auto& c : cand_) {
+  for (const auto& c : best) {
     if (r < c.first) return c.second;
     r -= c.first;
   }
-  return cand_.back().second;
+  return best.back().second;
 }
 
 }  // namespace realizar

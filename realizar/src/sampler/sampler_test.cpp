@@ -1,8 +1,12 @@
 // Sampling: greedy is the argmax, the same seed gives the same tokens, and each filter keeps exactly
-// the tokens it should (checked by drawing many times from a known distribution).
+// the tokens it should (checked by drawing many times from a known distribution); sample() equals its
+// two halves (penalty and ranking, then draw), which a device sequence splits between device and host.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
 #include <set>
 
 #include "realizar/sampler.h"
@@ -85,6 +89,73 @@ TEST(Sampler, OutOfRangeOptionsAreErrors) {
   EXPECT_THROW(Sampler{o}, trueno::InvalidArgument);
   o = plain(), o.min_p = 1;
   EXPECT_THROW(Sampler{o}, trueno::InvalidArgument);
+}
+
+TEST(Sampler, GreedyFollowsTheMinElementRuleForTiesAndNaN) {  // Note [Greedy ties and NaN]
+  SamplerOptions o = plain();
+  o.temperature = 0;
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const auto greedy = [&](std::vector<float> l) { return Sampler(o).sample(l, {}); };
+  EXPECT_EQ(greedy({1.0f, 3.0f, 2.0f, 3.0f}), 1);   // the lowest id among equal maxima
+  EXPECT_EQ(greedy({-0.0f, 0.0f, -1.0f}), 0);       // -0 equals +0
+  EXPECT_EQ(greedy({0.0f, -0.0f, -1.0f}), 0);
+  EXPECT_EQ(greedy({-inf, -inf, -inf}), 0);
+  EXPECT_EQ(greedy({1.0f, nan, 3.0f, nan}), 2);     // NaN after id 0 never wins
+  EXPECT_EQ(greedy({-inf, nan, nan}), 0);
+  EXPECT_EQ(greedy({nan, 5.0f, inf}), 0);           // NaN at id 0 is never replaced
+  EXPECT_EQ(greedy({2.0f, inf, inf}), 1);
+}
+
+TEST(Sampler, PenalizedAreTheDistinctRecentTokensInTheVocabulary) {
+  SamplerOptions o = plain();
+  EXPECT_TRUE(Sampler(o).penalized(std::vector<std::int32_t>{1, 2, 3}, 10).empty());  // penalty 1: off
+  o.repeat_penalty = 1.3f, o.repeat_last_n = 3;
+  const std::vector<std::int32_t> history = {9, 8, 5, 3, 5, -1, 12, 3};
+  EXPECT_EQ(Sampler(o).penalized(history, 10), (std::vector<std::int32_t>{3}));  // -1 and 12 are outside [0, 10)
+  o.repeat_last_n = 6;
+  EXPECT_EQ(Sampler(o).penalized(history, 10), (std::vector<std::int32_t>{5, 3}));
+  o.repeat_last_n = -1;  // the whole history
+  EXPECT_EQ(Sampler(o).penalized(history, 10), (std::vector<std::int32_t>{9, 8, 5, 3}));
+  EXPECT_FLOAT_EQ(Sampler(o).penalize(2.6f), 2.0f);
+  EXPECT_FLOAT_EQ(Sampler(o).penalize(-2.0f), -2.6f);
+  EXPECT_EQ(Sampler(o).penalize(0.0f), 0.0f);
+}
+
+TEST(Sampler, CandidatesAreTopKOrTheWholeVocabulary) {
+  SamplerOptions o = plain();
+  EXPECT_EQ(Sampler(o).candidates(100), 100u);  // top_k 0
+  o.top_k = 40;
+  EXPECT_EQ(Sampler(o).candidates(100), 40u);
+  EXPECT_EQ(Sampler(o).candidates(40), 40u);
+  EXPECT_EQ(Sampler(o).candidates(30), 30u);
+}
+
+// What a device sequence does (Note [Sampling on the device]): it penalizes and ranks where the logits
+// are, here restated with a full sort instead of partial_sort, and hands the best candidates to draw().
+// The tokens must equal sample()'s from the same seed, step after step (one generator draw each).
+TEST(Sampler, TheTwoHalvesDrawWhatSampleDraws) {
+  std::mt19937_64 rng(5);
+  std::uniform_int_distribution<int> level(-6, 6);
+  for (const int top_k : {0, 1, 5, 40, 300}) {
+    SamplerOptions o;
+    o.temperature = 0.8f, o.top_k = top_k, o.top_p = 0.9f, o.min_p = 0.02f, o.repeat_penalty = 1.1f, o.repeat_last_n = 16, o.seed = 11;
+    Sampler whole(o), halves(o);
+    std::vector<std::int32_t> history;
+    for (int step = 0; step < 200; ++step) {
+      std::vector<float> logits(257);
+      for (float& l : logits) l = static_cast<float>(level(rng)) * 0.5f;  // many ties
+      logits[3] = -std::numeric_limits<float>::infinity();
+      const std::int32_t want = whole.sample(logits, history);
+
+      std::vector<Sampler::Candidate> c(logits.size());
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] = {logits[i], static_cast<std::int32_t>(i)};
+      for (const std::int32_t id : halves.penalized(history, c.size())) c[id].first = halves.penalize(c[id].first);
+      std::sort(c.begin(), c.end(), Sampler::better);
+      const std::int32_t got = halves.draw(std::span(c).first(halves.candidates(c.size())));
+      ASSERT_EQ(got, want) << "top_k " << top_k << ", step " << step;
+      history.push_back(want);
+    }
+  }
 }
 
 }  // namespace

@@ -239,20 +239,18 @@ TokenLogprob logprobs_of(std::span<const float> logits, std::int32_t chosen, int
 // The next token of a slot from its logits: penalties, then its own sampler (only the slot's state is
 // touched, so the slots of a decode step pick in parallel).
 std::int32_t Scheduler::pick(Slot& s) {
-  std::span<const float> logits = s.session->logits();
-  std::span<const float> use = logits;
   if ((s.p.presence_penalty != 0 || s.p.frequency_penalty != 0) && !s.counts.empty()) {
+    std::span<const float> logits = s.session->logits();
     s.work.assign(logits.begin(), logits.end());
     for (const auto& [t, c] : s.counts) s.work[t] -= s.p.presence_penalty + s.p.frequency_penalty * static_cast<float>(c);
-    use = s.work;
+    return s.sampler->sample(s.work, {});
   }
-  return s.sampler->sample(use, {});
+  return s.session->sample(*s.sampler, {});  // a device sequence picks where its logits are
 }
 
 void Scheduler::on_logits(Slot& s) { on_token(s, pick(s)); }
 
 void Scheduler::on_token(Slot& s, std::int32_t next) {
-  std::span<const float> logits = s.session->logits();
   if (!s.p.ignore_eos && tok_.is_end_of_generation(next)) return finish(s, "stop");
   const auto now = Clock::now();
   if (s.generated == 0) metrics_.ttft.observe(std::chrono::duration<double>(now - s.arrived).count());
@@ -262,7 +260,7 @@ void Scheduler::on_token(Slot& s, std::int32_t next) {
   ++s.counts[next];
   ++metrics_.generated_tokens;
   std::optional<TokenLogprob> lp;
-  if (s.p.logprobs >= 0) lp = logprobs_of(logits, next, s.p.logprobs, tok_);
+  if (s.p.logprobs >= 0) lp = logprobs_of(s.session->logits(), next, s.p.logprobs, tok_);
   s.st->push(s.stops->push(s.utf8.push(tok_.piece(next))), std::move(lp));
   if (s.stops->stopped()) return finish(s, "stop");
   if (static_cast<int>(s.generated) >= s.max_tokens || s.session->pos() >= s.session->n_ctx()) return finish(s, "length");

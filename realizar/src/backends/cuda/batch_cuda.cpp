@@ -99,6 +99,7 @@ void CudaBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32
   pre_.logits.download(logits_.data(), B * V * 4);
   for (std::size_t i = 0; i < B; ++i) {
     s[i]->logits_.assign(logits_.begin() + i * V, logits_.begin() + (i + 1) * V);
+    s[i]->device_row_ = s[i]->host_stale_ = false;  // host logits: sample() takes the host path
     ++s[i]->pos_;
   }
 }

@@ -1,6 +1,6 @@
 // realizar's CUDA backend: a model's weights on one device (uploaded once, shared read-only by every
 // sequence on it) and a sequence's own state (KV cache, activations, graphs), used by its decode step
-// (forward_cuda.cpp) and its batched prefill (prefill_cuda.cpp).
+// (forward_cuda.cpp), its batched prefill (prefill_cuda.cpp) and its token pick (sample_cuda.cpp).
 #pragma once
 #include <map>
 #include <memory>
@@ -17,7 +17,9 @@
 #include "trueno/cuda/ops/gemv.h"
 #include "trueno/cuda/ops/layer.h"
 #include "trueno/cuda/ops/prefill.h"
+#include "trueno/cuda/ops/sample.h"
 #include "realizar/model.h"
+#include "realizar/sampler.h"
 #include "backends/cuda/f16_staging.h"
 
 namespace realizar::cuda_forward {
@@ -93,7 +95,11 @@ class CudaSequence final : public Sequence {
   void reset() override { pos_ = 0; }
   std::size_t kv_bytes() const override { return k_cache_.bytes() + v_cache_.bytes(); }
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override;
-  std::span<const float> logits() const override { return logits_; }
+  // Note [Sampling on the device] (sample_cuda.cpp): without all_logits the row stays on the device, and
+  // logits() copies it to the host on first use; sample() and logits_finite() need no copy.
+  std::span<const float> logits() const override;
+  std::int32_t sample(Sampler& s, std::span<const std::int32_t> history) override;
+  bool logits_finite() const override;
   // "cuda", or with the non-default modes: "cuda/cublas-f16", "cuda/fp8-prefill", "cuda/token-prefill".
   std::string backend_name() const override { return w_->backend_name(); }
   void set_recorder(Recorder* r) override { recorder_ = r; }
@@ -115,7 +121,17 @@ class CudaSequence final : public Sequence {
   cu::DeviceBuffer pos_dev_;                            // int: the position being computed
   std::optional<cu::AttentionScratch> attention_;
   cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
-  std::vector<float> logits_;
+  // The last forward's logits: [T][n_vocab] on the host with all_logits; else one row in logits_dev_
+  // (device_row_), its scan in scan_ (argmax, finiteness), its host copy made by logits() on first use.
+  mutable std::vector<float> logits_;
+  mutable bool host_stale_ = false;  // logits_ does not hold logits_dev_'s row yet
+  bool device_row_ = false;
+  cu::ArgmaxResult scan_{};
+  std::optional<cu::SampleScratch> sample_;
+  cu::DeviceBuffer scan_dev_, picked_dev_;     // the step's ArgmaxResult; sample()'s result (top_k_bytes(kMaxTopK))
+  cu::DeviceBuffer penalized_, ids_dev_;       // [n_vocab] penalized logits; the penalized ids (made on first use)
+  cu::PinnedBuffer readback_, ids_host_;       // the step's ArgmaxResult, then sample()'s result; the penalized ids
+  std::vector<Sampler::Candidate> best_;       // sample()'s top-k candidates on the host
   const cu::RopeParams& rope_;
   bool use_graphs_;
   bool warmed_[2] = {false, false};  // an eager step has run (modules loaded) without / with logits
@@ -136,18 +152,28 @@ class CudaSequence final : public Sequence {
   // x_quantized: xq already holds Q8_K(x) (a fused kernel wrote it).
   void linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
               bool accumulate = false, bool x_quantized = false);
-  // The decode step's launches for positions below `bucket` (attention covers that many).
+  // The logits a decode step or prefill chunk computes: none, its last token's (kept in logits_dev_ and
+  // scanned into scan_), or every token's, copied to the host too.
+  enum class Logits { None, Device, Host };
+  // The decode step's launches for positions below `bucket` (attention covers that many); with logits,
+  // the LM head into logits_dev_ and its scan into scan_dev_.
   void enqueue(bool logits, std::size_t bucket);
   // Note [Decode graph]: the power-of-two multiple of 64 positions (capped at n_ctx) that covers pos.
   std::size_t bucket_for(std::size_t pos) const;
-  void step(std::int32_t token, float* logits_out);
+  // One token; with Logits::Host its logits are copied into host_row [n_vocab].
+  void step(std::int32_t token, Logits logits, float* host_row);
+  // Waits for the step's LM head and scan (enqueued), reads the scan into scan_, and copies logits_dev_
+  // into host_row [n_vocab] when not null.
+  void finish_logits(float* host_row);
+  // The logits with the repetition penalty on ids, in penalized_ (logits_dev_ is left as it is).
+  cu::api::CUdeviceptr penalized_logits(const std::vector<std::int32_t>& ids, float penalty);
 
   // Prefill (prefill_cuda.cpp): T tokens from pos_ through cuBLAS products; logits of every token into
-  // logits_out [T][n_vocab] when all_logits, else of the last token into logits_out [n_vocab].
+  // host_rows [T][n_vocab] when all_logits, else of the last token into logits_dev_ (Logits::Device).
   bool prefill_supported() const;
   std::size_t prefill_chunk(bool all_logits) const;
-  void prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
-  void prefill_chunk_run(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out);
+  void prefill(std::span<const std::int32_t> tokens, bool all_logits, float* host_rows);
+  void prefill_chunk_run(std::span<const std::int32_t> tokens, Logits logits, float* host_rows);
   void matmul(std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, F16Staging::Pass& f16,
               bool accumulate = false) {
     gemm_products(ctx_, outs, x, T, accumulate, pre_, f16);

@@ -17,7 +17,8 @@
 // short sequence, so graphs are captured per bucket of positions (64, 128, 256, ... up to the context
 // size), each launching only its bucket's chunks: the first token past a bucket captures the next one.
 // Per token the host copies the embedding row and the position (pinned memory, on the stream) and launches
-// the graph. Graphs with and without the LM head (prompt tokens whose logits nobody reads skip it).
+// the graph. Graphs with and without the LM head (prompt tokens whose logits nobody reads skip it); the
+// LM head is followed by the argmax scan of Note [Sampling on the device] (sample_cuda.cpp).
 // REALIZAR_CUDA_GRAPHS=0 launches every kernel eagerly instead (for comparison).
 #include <cmath>
 #include <cstdlib>
@@ -128,6 +129,10 @@ CudaSequence::CudaSequence(std::shared_ptr<const CudaWeights> weights, std::size
   pos_dev_ = cu::DeviceBuffer(x, sizeof(int));
   attention_.emplace(x, static_cast<int>(n_ctx), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim));
   staging_ = cu::PinnedBuffer(x, d * sizeof(float) + sizeof(int));
+  sample_.emplace(x, c_.n_vocab);
+  scan_dev_ = cu::DeviceBuffer(x, sizeof(cu::ArgmaxResult));
+  picked_dev_ = cu::DeviceBuffer(x, cu::top_k_bytes(cu::kMaxTopK));
+  readback_ = cu::PinnedBuffer(x, sizeof(cu::ArgmaxResult) + cu::top_k_bytes(cu::kMaxTopK));
 }
 
 // Every matrix as scaled E4M3 (Note [FP8 prefill], prefill_cuda.cpp), through f16 (the dequantizers' output).
@@ -268,10 +273,11 @@ void CudaSequence::enqueue(bool logits, std::size_t bucket) {
     tap(kNoLayer, "output_norm", xn_, d);
     linear({{&output_, &logits_dev_}}, xn_, xq_embd_, false, fuse_embd);
     tap(kNoLayer, "logits", logits_dev_, c_.n_vocab);
+    cu::argmax(ctx_, logits_dev_.ptr(), c_.n_vocab, *sample_, scan_dev_.ptr());
   }
 }
 
-void CudaSequence::step(std::int32_t token, float* logits_out) {
+void CudaSequence::step(std::int32_t token, Logits logits, float* host_row) {
   const Matrix& e = m_.token_embd;
   const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols), d = c_.n_embd;
   ctx_.synchronize();  // the previous token's copies have read the staging buffer
@@ -283,7 +289,7 @@ void CudaSequence::step(std::int32_t token, float* logits_out) {
   const cu::Driver& drv = ctx_.driver();
   cu::check(drv.memcpy_htod_async(x_.ptr(), row, d * sizeof(float), ctx_.stream()), "cuMemcpyHtoDAsync(embedding)");
   cu::check(drv.memcpy_htod_async(pos_dev_.ptr(), row + d, sizeof pos, ctx_.stream()), "cuMemcpyHtoDAsync(position)");
-  const bool want = logits_out != nullptr;
+  const bool want = logits != Logits::None;
   if (recording_) recorder_->record(kNoLayer, "token_embd", std::span<const float>(row, d));
   const std::size_t bucket = bucket_for(pos_);
   if (use_graphs_ && warmed_[want] && !recording_) {  // Note [Decode graph]
@@ -294,29 +300,49 @@ void CudaSequence::step(std::int32_t token, float* logits_out) {
     enqueue(want, bucket);
     warmed_[want] = true;
   }
-  if (want) {
-    ctx_.synchronize();
-    logits_dev_.download(logits_out, std::size_t{c_.n_vocab} * 4);
-  }
+  if (want) finish_logits(logits == Logits::Host ? host_row : nullptr);
   ++pos_;
+}
+
+void CudaSequence::finish_logits(float* host_row) {
+  const cu::Driver& drv = ctx_.driver();
+  cu::check(drv.memcpy_dtoh_async(readback_.data(), scan_dev_.ptr(), sizeof(cu::ArgmaxResult), ctx_.stream()),
+            "cuMemcpyDtoHAsync(logits scan)");
+  if (host_row != nullptr)
+    cu::check(drv.memcpy_dtoh_async(host_row, logits_dev_.ptr(), std::size_t{c_.n_vocab} * sizeof(float), ctx_.stream()),
+              "cuMemcpyDtoHAsync(logits)");
+  ctx_.synchronize();  // also where a fault of the step surfaces: in forward, as the CPU fallback expects
+  std::memcpy(&scan_, readback_.data(), sizeof scan_);
 }
 
 void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits) {
   const std::size_t T = tokens.size(), V = c_.n_vocab;
   check_forward(c_, pos_, n_ctx_, tokens);
+  device_row_ = host_stale_ = false;  // until this call's logits are in
   logits_.resize((all_logits ? T : 1) * V);
   ctx_.make_current();
   if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported() && recorder_ == nullptr) {
     prefill(tokens, all_logits, logits_.data());
-    return;
+  } else {
+    for (std::size_t t = 0; t < T; ++t) {
+      const Logits logits = all_logits ? Logits::Host : t + 1 == T ? Logits::Device : Logits::None;
+      recording_ = recorder_ != nullptr && t + 1 == T;  // Note [Intermediates]: the last token, eagerly
+      step(tokens[t], logits, logits_.data() + (all_logits ? t * V : 0));
+    }
+    recording_ = false;
   }
-  for (std::size_t t = 0; t < T; ++t) {
-    float* out = all_logits ? logits_.data() + t * V : (t + 1 == T ? logits_.data() : nullptr);
-    recording_ = recorder_ != nullptr && t + 1 == T;  // Note [Intermediates]: the last token, eagerly
-    step(tokens[t], out);
-  }
-  recording_ = false;
+  device_row_ = host_stale_ = !all_logits;  // Note [Sampling on the device]
 }
+
+std::span<const float> CudaSequence::logits() const {
+  if (host_stale_) {  // Note [Sampling on the device]: the row is copied on first use
+    logits_dev_.download(logits_.data(), logits_.size() * sizeof(float));
+    host_stale_ = false;
+  }
+  return logits_;
+}
+
+bool CudaSequence::logits_finite() const { return device_row_ ? scan_.non_finite == 0 : Sequence::logits_finite(); }
 
 }  // namespace cuda_forward
 

@@ -102,19 +102,19 @@ void gemm_products(cu::Context& ctx_, std::initializer_list<GemmOut> outs, cu::a
   }
 }
 
-void CudaSequence::prefill(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out) {
+void CudaSequence::prefill(std::span<const std::int32_t> tokens, bool all_logits, float* host_rows) {
   const std::size_t T = tokens.size(), V = c_.n_vocab, chunk = prefill_chunk(all_logits);
   for (std::size_t done = 0; done < T;) {
     const std::size_t n = std::min(chunk, T - done);
-    float* out = all_logits ? logits_out + done * V : (done + n == T ? logits_out : nullptr);
-    prefill_chunk_run(tokens.subspan(done, n), all_logits, out);
+    const Logits logits = all_logits ? Logits::Host : done + n == T ? Logits::Device : Logits::None;
+    prefill_chunk_run(tokens.subspan(done, n), logits, host_rows + (all_logits ? done * V : 0));
     done += n;
   }
 }
 
-void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, bool all_logits, float* logits_out) {
+void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, Logits logits, float* host_rows) {
   const std::size_t T = tokens.size(), d = c_.n_embd, V = c_.n_vocab;
-  reserve_prefill(T, all_logits);
+  reserve_prefill(T, logits == Logits::Host);
   ctx_.synchronize();  // earlier copies have read the staging buffer
   const Matrix& e = m_.token_embd;
   const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols);
@@ -148,18 +148,18 @@ void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, bool 
     matmul({{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), T, f16, /*accumulate=*/true);
   }
   pos_ += T;
-  if (logits_out == nullptr) return;
-  if (all_logits) {
+  if (logits == Logits::None) return;
+  if (logits == Logits::Host) {
     cu::rmsnorm(ctx_, pre_.x.ptr(), output_norm_.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
     matmul({{&output_, pre_.logits.ptr()}}, pre_.xn.ptr(), T, f16);
     ctx_.synchronize();
-    pre_.logits.download(logits_out, T * V * 4);
+    pre_.logits.download(host_rows, T * V * 4);
     return;
   }
   cu::rmsnorm(ctx_, pre_.x.ptr() + (T - 1) * d * 4, output_norm_.ptr(), c_.rms_eps, pre_.xn.ptr(), 1, d);
   matmul({{&output_, logits_dev_.ptr()}}, pre_.xn.ptr(), 1, f16);
-  ctx_.synchronize();
-  logits_dev_.download(logits_out, V * 4);
+  cu::argmax(ctx_, logits_dev_.ptr(), V, *sample_, scan_dev_.ptr());  // Note [Sampling on the device]
+  finish_logits(nullptr);
 }
 
 }  // namespace realizar::cuda_forward
