@@ -168,6 +168,7 @@ TEST(CudaGpu, FlashAttentionPrefillMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   EXPECT_FALSE(flash_attention_applies(96, 96, 0, 0));
   EXPECT_FALSE(flash_attention_applies(128, 128, 0, 8));
+  gpu_contract("flash_attention_64"), gpu_contract("flash_attention_128");
   check_attention_prefill(PrefillAttention::Flash, "attention_prefill_flash",
                           {{8, 8, 64, 1, 0}, {8, 2, 64, 37, 0}, {32, 4, 128, 100, 0}, {32, 32, 128, 130, 70}, {16, 4, 64, 65, 200},
                            {32, 8, 128, 64, 0}, {14, 2, 64, 40, 77}, {8, 8, 128, 64, 5000}, {32, 32, 128, 300, 0}},
