@@ -99,6 +99,10 @@ std::function<int()> add_serve_command(CLI::App& app) {
     if (forced.device) {
       o->q.weights = upload_weights(model, *forced.device, o->m.cuda());
       std::fprintf(stderr, "realizar: serving on %s\n", o->q.weights->backend_name().c_str());
+      // A device's prompt pass reads every weight once whatever its length (a 7B model on the H200: ~12 ms
+      // for 64 tokens, ~20 ms for 512), so 64-token chunks paid four passes for a 250-token prompt: 512
+      // unless --prefill-chunk says otherwise (measured: docs/PERFORMANCE.md, realizar serve on the H200).
+      if (cmd->count("--prefill-chunk") == 0) o->q.prefill_chunk = 512;
     }
     server::Metrics metrics;
     std::unique_ptr<server::Scheduler> owned;
@@ -116,9 +120,13 @@ std::function<int()> add_serve_command(CLI::App& app) {
     metrics.kv_blocks_total = [&] { return sched.kv_blocks_total(); };
     server::HttpServer http(sched, tok, metrics, o->s);
     const int port = http.bind();
-    std::fprintf(stderr, "realizar: serving %s on the CPU (%s, %d threads): %zu streams x %zu positions, KV pool %zu blocks of %zu\n",
-                 o->s.model_id.c_str(), std::string(trueno::name(trueno::current_backend())).c_str(), trueno::num_threads(),
-                 o->q.parallel, o->q.n_ctx, sched.kv_blocks_total(), o->q.kv_block);
+    if (o->q.weights)
+      std::fprintf(stderr, "realizar: serving %s on %s: %zu streams x %zu positions, prompt chunks of %zu\n", o->s.model_id.c_str(),
+                   o->q.weights->backend_name().c_str(), o->q.parallel, o->q.n_ctx, o->q.prefill_chunk);
+    else
+      std::fprintf(stderr, "realizar: serving %s on the CPU (%s, %d threads): %zu streams x %zu positions, KV pool %zu blocks of %zu\n",
+                   o->s.model_id.c_str(), std::string(trueno::name(trueno::current_backend())).c_str(), trueno::num_threads(),
+                   o->q.parallel, o->q.n_ctx, sched.kv_blocks_total(), o->q.kv_block);
     std::fprintf(stderr, "realizar: listening on http://%s:%d%s\n", o->s.host.c_str(), port, o->s.api_key.empty() ? "" : " (API key required)");
     std::fflush(stderr);
 
