@@ -20,6 +20,7 @@
 // the graph. Graphs with and without the LM head (prompt tokens whose logits nobody reads skip it); the
 // LM head is followed by the argmax scan of Note [Sampling on the device] (sample_cuda.cpp).
 // REALIZAR_CUDA_GRAPHS=0 launches every kernel eagerly instead (for comparison).
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +29,7 @@
 #include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemm.h"
 #include "backends/cuda/cuda_sequence.h"
+#include "trueno/log.h"
 #include "model/step_checks.h"
 #include "realizar/recorder.h"
 #include "trueno/quant.h"
@@ -346,8 +348,28 @@ bool CudaSequence::logits_finite() const { return device_row_ ? scan_.non_finite
 
 }  // namespace cuda_forward
 
+// Note [Warm at load]
+// The first prompt after a load paid the context's one-time work inside its own time: each module's
+// NVRTC compilation (or cubin cache read), cuBLAS's handle and first plans, the f16 staging's buffers
+// (issue 15: 212 against 1,385 tok/s on a 47-token prompt; the server's first request waited 3.1 s). A
+// throwaway sequence of 64 positions runs a 2-token prompt and one decode step at load instead, so none
+// of that lands in a timed or served request; what it took is logged (TRUENO_LOG=info).
 std::shared_ptr<DeviceWeights> upload_cuda_weights(const Model& m, const trueno::Device& device, const CudaOptions& options) {
-  return std::make_shared<cuda_forward::CudaWeights>(m, device, options);
+  auto weights = std::make_shared<cuda_forward::CudaWeights>(m, device, options);
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    const auto seq = weights->new_sequence(64);
+    const std::int32_t prompt[2] = {0, 1 % static_cast<std::int32_t>(m.config().n_vocab)}, next = 0;
+    seq->forward(prompt);
+    seq->forward(std::span(&next, 1));
+    weights->ctx->synchronize();
+  } catch (const std::exception& e) {  // the first real step meets the same error where it is handled (the gate, a fallback)
+    trueno::log(trueno::LogLevel::Warn, strcat("cuda: warming at load failed: ", e.what()));
+    return weights;
+  }
+  trueno::log(trueno::LogLevel::Info, strcat("cuda: warmed at load (modules, cuBLAS, staging) in ",
+                                             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), " ms"));
+  return weights;
 }
 
 std::string cuda_identity(const trueno::Device& device, const CudaOptions& options) {
