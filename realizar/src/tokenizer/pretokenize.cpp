@@ -1,10 +1,18 @@
-// Pre-tokenizer regexes per `tokenizer.ggml.pre`, as the common GGUF converter and engine define them.
-#define PCRE2_CODE_UNIT_WIDTH 8
+// Pre-tokenizer regexes per `tokenizer.ggml.pre`, as the common GGUF converter and engine define them,
+// matched by PCRE2 where it is built, else (or with RegexEngine::Builtin) by unicode_regex.h's engine.
 #include "pretokenize.h"
 
+#if REALIZAR_HAVE_PCRE2
+#define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
+#endif
 
+#include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <string_view>
+
+#include "tokenizer/unicode_regex.h"
 
 #include "realizar/gguf.h"
 #include "util/strcat.h"
@@ -75,20 +83,104 @@ std::string valid_utf8(std::string_view s) {
   return out;
 }
 
+// One regex of a pre-tokenizer: appends the pieces of text[off, off + len) (its matches and the text
+// between them) to out, as (offset, length).
 struct PreTokenizer::Regex {
-  pcre2_code* code = nullptr;
-  pcre2_match_data* match = nullptr;
-  ~Regex() {
-    if (match) pcre2_match_data_free(match);
-    if (code) pcre2_code_free(code);
-  }
+  virtual ~Regex() = default;
+  virtual void split(const std::string& text, std::size_t off, std::size_t len, std::vector<std::pair<std::size_t, std::size_t>>& out) const = 0;
 };
+
+namespace {
+
+using Pieces = std::vector<std::pair<std::size_t, std::size_t>>;
+
+// Adds the match [ms, me) found from pos, and the text before it; returns where the next search starts.
+std::size_t take(const std::string& text, std::size_t pos, std::size_t ms, std::size_t me, Pieces& out) {
+  if (me == ms) return ms + std::max<std::size_t>(1, utf8_seq_len(text, ms));  // empty match: step one character
+  if (ms > pos) out.emplace_back(pos, ms - pos);
+  out.emplace_back(ms, me - ms);
+  return me;
+}
+
+#if REALIZAR_HAVE_PCRE2
+class Pcre2Regex final : public PreTokenizer::Regex {
+ public:
+  Pcre2Regex(const std::string& pre, const std::string& src) {
+    int err = 0;
+    PCRE2_SIZE at = 0;
+    code_ = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(src.data()), src.size(), PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
+    if (code_ == nullptr) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(err, msg, sizeof msg);
+      throw trueno::Error(strcat("pre-tokenizer '", pre, "': regex does not compile at ", at, ": ", reinterpret_cast<char*>(msg)));
+    }
+    pcre2_jit_compile(code_, PCRE2_JIT_COMPLETE);  // optional speed-up; matching works without it
+    match_ = pcre2_match_data_create_from_pattern(code_, nullptr);
+  }
+  ~Pcre2Regex() override {
+    if (match_) pcre2_match_data_free(match_);
+    if (code_) pcre2_code_free(code_);
+  }
+  void split(const std::string& text, std::size_t off, std::size_t len, Pieces& out) const override {
+    std::size_t pos = off;
+    const std::size_t end = off + len;
+    while (pos < end) {
+      const int rc = pcre2_match(code_, reinterpret_cast<PCRE2_SPTR>(text.data() + off), len, pos - off, PCRE2_NO_UTF_CHECK, match_, nullptr);
+      if (rc < 0) break;
+      const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(match_);
+      pos = take(text, pos, off + ov[0], off + ov[1], out);
+    }
+    if (pos < end) out.emplace_back(pos, end - pos);
+  }
+
+ private:
+  pcre2_code* code_ = nullptr;
+  pcre2_match_data* match_ = nullptr;
+};
+#endif
+
+class BuiltinRegex final : public PreTokenizer::Regex {
+ public:
+  explicit BuiltinRegex(const std::string& src) : re_(src) {}
+  void split(const std::string& text, std::size_t off, std::size_t len, Pieces& out) const override {
+    std::vector<char32_t> cps;
+    std::vector<std::size_t> at;  // byte offset of each code point, and of the end
+    for (std::size_t i = off; i < off + len;) {
+      const std::size_t n = utf8_seq_len(text, i);  // text is valid UTF-8 (valid_utf8)
+      char32_t cp = n == 1 ? static_cast<unsigned char>(text[i]) : static_cast<unsigned char>(text[i]) & (0xFF >> (n + 1));
+      for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      cps.push_back(cp), at.push_back(i);
+      i += n;
+    }
+    at.push_back(off + len);
+    std::size_t pos = off, cpos = 0;
+    const std::size_t end = off + len;
+    while (pos < end) {
+      const auto m = re_.find(cps, cpos);
+      if (!m) break;
+      pos = take(text, pos, at[m->first], at[m->second], out);
+      cpos = static_cast<std::size_t>(std::lower_bound(at.begin(), at.end(), pos) - at.begin());
+    }
+    if (pos < end) out.emplace_back(pos, end - pos);
+  }
+
+ private:
+  UnicodeRegex re_;
+};
+
+}  // namespace
 
 PreTokenizer::PreTokenizer(PreTokenizer&&) noexcept = default;
 PreTokenizer& PreTokenizer::operator=(PreTokenizer&&) noexcept = default;
 PreTokenizer::~PreTokenizer() = default;
 
-PreTokenizer PreTokenizer::for_name(const std::string& pre) {
+std::vector<std::string> PreTokenizer::names() {
+  std::vector<std::string> n;
+  for (const auto& [name, spec] : specs()) n.push_back(name);
+  return n;
+}
+
+PreTokenizer PreTokenizer::for_name(const std::string& pre, RegexEngine engine) {
   const auto& all = specs();
   auto it = all.find(pre);
   if (it == all.end()) {
@@ -99,20 +191,23 @@ PreTokenizer PreTokenizer::for_name(const std::string& pre) {
   PreTokenizer p;
   p.name_ = pre;
   p.ignore_merges_ = it->second.ignore_merges;
+#if REALIZAR_HAVE_PCRE2
+  const char* env = std::getenv("REALIZAR_REGEX");  // "builtin": the built-in engine everywhere (its tests)
+  const bool builtin = engine == RegexEngine::Builtin || (env != nullptr && std::string_view(env) == "builtin");
+#else
+  const bool builtin = true;
+  (void)engine;
+#endif
   for (const auto& src : it->second.regexes) {
-    int err = 0;
-    PCRE2_SIZE at = 0;
-    auto r = std::make_unique<Regex>();
-    r->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(src.data()), src.size(), PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
-    if (r->code == nullptr) {
-      PCRE2_UCHAR msg[256];
-      pcre2_get_error_message(err, msg, sizeof msg);
-      throw trueno::Error(strcat("pre-tokenizer '", pre, "': regex does not compile at ", at, ": ", reinterpret_cast<char*>(msg)));
+#if REALIZAR_HAVE_PCRE2
+    if (!builtin) {
+      p.regexes_.push_back(std::make_unique<Pcre2Regex>(pre, src));
+      continue;
     }
-    pcre2_jit_compile(r->code, PCRE2_JIT_COMPLETE);  // optional speed-up; matching works without it
-    r->match = pcre2_match_data_create_from_pattern(r->code, nullptr);
-    p.regexes_.push_back(std::move(r));
+#endif
+    p.regexes_.push_back(std::make_unique<BuiltinRegex>(src));
   }
+  (void)builtin;
   return p;
 }
 
@@ -122,25 +217,7 @@ std::vector<std::string> PreTokenizer::split(std::string_view raw) const {
   if (text.empty()) return {};
   for (const auto& r : regexes_) {
     std::vector<std::pair<std::size_t, std::size_t>> next;
-    for (auto [off, len] : parts) {
-      std::size_t pos = off;
-      const std::size_t end = off + len;
-      while (pos < end) {
-        const int rc = pcre2_match(r->code, reinterpret_cast<PCRE2_SPTR>(text.data() + off), len, pos - off, PCRE2_NO_UTF_CHECK,
-                                   r->match, nullptr);
-        if (rc < 0) break;
-        const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(r->match);
-        const std::size_t ms = off + ov[0], me = off + ov[1];
-        if (me == ms) {  // empty match: step one character
-          pos = ms + std::max<std::size_t>(1, utf8_seq_len(text, ms));
-          continue;
-        }
-        if (ms > pos) next.emplace_back(pos, ms - pos);
-        next.emplace_back(ms, me - ms);
-        pos = me;
-      }
-      if (pos < end) next.emplace_back(pos, end - pos);
-    }
+    for (auto [off, len] : parts) r->split(text, off, len, next);
     parts.swap(next);
   }
   std::vector<std::string> words;
