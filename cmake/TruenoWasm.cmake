@@ -37,3 +37,20 @@ function(trueno_wasm_node_executable target)
     "SHELL:--pre-js ${PROJECT_SOURCE_DIR}/cmake/wasm_node_env.js")
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/cmake/wasm_node_env.js)
 endfunction()
+
+# Header-only Debian libraries for WebAssembly (nlohmann/json, CLI11): their headers reached through links
+# in the build tree, so that the host's /usr/include (glibc's headers) is not on the WebAssembly include
+# path; as the targets their native CMake packages define.
+function(trueno_wasm_header_library target header_dir)
+  if(NOT EXISTS /usr/include/${header_dir})
+    message(FATAL_ERROR "/usr/include/${header_dir} not found: scripts/setup.sh --deps installs it")
+  endif()
+  file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/wasm-include)
+  file(CREATE_LINK /usr/include/${header_dir} ${CMAKE_BINARY_DIR}/wasm-include/${header_dir} SYMBOLIC)
+  string(REPLACE "::" "_" plain ${target})
+  add_library(${plain} INTERFACE)
+  target_include_directories(${plain} INTERFACE ${CMAKE_BINARY_DIR}/wasm-include)
+  add_library(${target} ALIAS ${plain})
+endfunction()
+trueno_wasm_header_library(nlohmann_json::nlohmann_json nlohmann)
+trueno_wasm_header_library(CLI11::CLI11 CLI)

@@ -75,6 +75,9 @@ TEST(Jinja, Expressions) {
   EXPECT_EQ(jinja("{{ {'a': [1, 'x', none, true]} }} {{ d.a }}{{ d['a'] }}{{ d.get('b', 5) }}", {{"d", chat::Dict{{{"a", 1}}}}}),
             "{'a': [1, 'x', None, True]} 115");
   EXPECT_EQ(jinja("[{{ missing }}]{{ none }} {{ true }} {{ 0.1 }} {{ 2.0 }}"), "[]None True 0.1 2.0");
+  // Python's float repr: fixed for decimal exponents -4..15, else the exponent form.
+  EXPECT_EQ(jinja("{{ 1e15 }} {{ 1e16 }} {{ 0.0001 }} {{ 0.00001 }} {{ -0.5 }} {{ 123456789012345678.0 }} {{ 1.0 / 3 }}"),
+            "1000000000000000.0 1e+16 0.0001 1e-05 -0.5 1.2345678901234568e+17 0.3333333333333333");
   EXPECT_EQ(jinja("{{ '  Hi There  '.strip() }}|{{ 'ab'.upper() }}|{{ 'a,b,,c'.split(',') }}|{{ 'x y'.split() }}|"
                   "{{ 'hello world'.title() }}|{{ 'abc'.startswith('ab') }}{{ 'abc'.endswith(('x', 'c')) }}|{{ '--x--'.rstrip('-') }}"),
             "Hi There|AB|['a', 'b', '', 'c']|['x', 'y']|Hello World|TrueTrue|--x");

@@ -1,8 +1,8 @@
 // Value: Python semantics for truth, str(), repr(), equality and json.dumps.
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include "realizar/chat_value.h"
 
@@ -55,15 +55,41 @@ bool Value::truthy() const {
 
 namespace {
 
-// Python's float repr: the shortest text that reads back the same, always with a '.' or an exponent.
+// Python's float repr: the shortest digits that read back the same value, positioned as Python does
+// (fixed for decimal exponents -4..15, else d.ddde+XX), always with a '.' or an exponent. (printf and
+// strtod rather than std::to_chars: emscripten 3.1.6's libc++ has no floating-point to_chars.)
 std::string float_text(double f) {
   if (std::isnan(f)) return "nan";
   if (std::isinf(f)) return f < 0 ? "-inf" : "inf";
   char buf[64];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f);
-  std::string s(buf, end);
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s;
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*e", p - 1, f);
+    if (std::strtod(buf, nullptr) == f) break;
+  }
+  const std::string e = buf;  // [-]d[.ddd]e[+-]XX
+  const std::size_t epos = e.find('e');
+  const bool negative = e[0] == '-';
+  std::string digits;
+  for (std::size_t i = negative ? 1 : 0; i < epos; ++i)
+    if (e[i] != '.') digits += e[i];
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  const int exp = std::atoi(e.c_str() + epos + 1);
+  std::string s = negative ? "-" : "";
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      s += "0." + std::string(static_cast<std::size_t>(-exp - 1), '0') + digits;
+    } else {
+      const std::size_t point = static_cast<std::size_t>(exp) + 1;
+      if (digits.size() <= point) s += digits + std::string(point - digits.size(), '0') + ".0";
+      else s += digits.substr(0, point) + "." + digits.substr(point);
+    }
+    return s;
+  }
+  s += digits.substr(0, 1);
+  if (digits.size() > 1) s += "." + digits.substr(1);
+  char ex[16];
+  std::snprintf(ex, sizeof ex, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+  return s + ex;
 }
 
 std::string quoted(const std::string& s, char q, bool json) {

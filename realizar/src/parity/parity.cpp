@@ -326,7 +326,7 @@ std::string model_identity(const gguf::File& file) {
   std::string text = strcat(file.path(), "\n", file.file_size(), "\n");
   std::error_code ec;
   const auto mtime = std::filesystem::last_write_time(file.path(), ec);
-  if (!ec) text += strcat(mtime.time_since_epoch().count(), "\n");
+  if (!ec) text += strcat(static_cast<long long>(mtime.time_since_epoch().count()), "\n");  // an __int128 count in libc++
   for (const gguf::TensorInfo& t : file.tensors()) {
     text += strcat(t.name, ' ', static_cast<int>(t.type), ' ', t.bytes, ' ', t.offset);
     for (const auto n : t.ne) text += strcat(' ', n);
