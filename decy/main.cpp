@@ -1,6 +1,7 @@
-// decy: CUDA C++ kernels -> GLSL compute shaders (docs/DECY.md).
+// decy: CUDA C++ kernels -> GLSL or WGSL compute shaders (docs/DECY.md).
 //   decy list FILE.cu [-D NAME=VALUE]...
 //   decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp
+//   decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl
 // Errors go to stderr as file:line: error: what; the exit status is then 1 (2: bad usage).
 #include <cstdio>
 #include <filesystem>
@@ -14,13 +15,15 @@
 #include "check.h"
 #include "glsl.h"
 #include "parse.h"
+#include "wgsl.h"
 
 namespace {
 
 int usage(const std::string& why) {
   std::cerr << "decy: " << why << "\n"
             << "usage: decy list FILE.cu [-D NAME=VALUE]...\n"
-            << "       decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n";
+            << "       decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n"
+            << "       decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl\n";
   return 2;
 }
 
@@ -43,6 +46,7 @@ int main(int argc, char** argv) {
   if (args.empty()) return usage("no command");
   const std::string cmd = args[0];
   std::string file, target, kernel, out;
+  bool subgroups = false;  // wgsl: allow warp shuffles (WebGPU's 'subgroups' feature)
   decy::ParseOptions options;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -54,6 +58,7 @@ int main(int argc, char** argv) {
       if (a == "--target") target = value("--target");
       else if (a == "--kernel") kernel = value("--kernel");
       else if (a == "-o") out = value("-o");
+      else if (a == "--subgroups") subgroups = true;
       else if (a == "-D") options.defines.push_back(value("-D"));
       else if (a.starts_with("-D") && a.size() > 2) options.defines.push_back(a.substr(2));
       else if (!a.starts_with("-") && file.empty()) file = a;
@@ -70,25 +75,30 @@ int main(int argc, char** argv) {
   const decy::Module m = decy::parse_file(file, options);
   if (cmd == "list") return list(m);
   if (cmd != "translate") return usage("unknown command '" + cmd + "'");
-  if (target == "wgsl") {
-    std::cerr << "decy: --target wgsl is not implemented yet (docs/DECY.md): only glsl\n";
-    return 1;
-  }
-  if (target != "glsl") return usage("--target glsl is required");
+  if (target != "glsl" && target != "wgsl") return usage("--target glsl or --target wgsl is required");
+  if (subgroups && target != "wgsl") return usage("--subgroups is a wgsl option (GLSL output always may use subgroups)");
   if (out.empty()) return usage("-o OUT is required");
   const decy::Checked c = decy::check(m, kernel);
-  const decy::Glsl g = decy::emit_glsl(c, file);
-  if (!g.errors.empty()) {
-    for (const auto& e : g.errors) std::cerr << e.str() << "\n";
-    std::cerr << "decy: " << (c.kernel ? c.kernel->name : kernel) << " not translated (" << g.errors.size() << " error"
-              << (g.errors.size() == 1 ? "" : "s") << ")\n";
+  std::string text;
+  std::vector<decy::Diagnostic> errors;
+  if (target == "glsl") {
+    decy::Glsl g = decy::emit_glsl(c, file);
+    text = std::move(g.text), errors = std::move(g.errors);
+  } else {
+    decy::Wgsl w = decy::emit_wgsl(c, file, {subgroups});
+    text = std::move(w.text), errors = std::move(w.errors);
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::cerr << e.str() << "\n";
+    std::cerr << "decy: " << (c.kernel ? c.kernel->name : kernel) << " not translated to " << target << " (" << errors.size() << " error"
+              << (errors.size() == 1 ? "" : "s") << ")\n";
     return 1;
   }
   // Written to a temporary name and renamed into place: a failed write leaves no half shader behind.
   const std::string tmp = out + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream o(tmp, std::ios::binary);
-    o << g.text;
+    o << text;
     if (!o.flush()) {
       std::error_code ec;
       std::filesystem::remove(tmp, ec);
