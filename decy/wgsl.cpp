@@ -298,7 +298,7 @@ class Emitter {
       const auto& p = f.params[i];
       o << (i ? ", " : "");
       if (p.type.pointer) {
-        views_[p.name] = buffers.at(b++);
+        views_[p.name] = "decy_b_" + buffers.at(b++);
         o << "decy_off_" << rename(p.name) << "_in: u32";
         copies << "  var decy_off_" << rename(p.name) << ": u32 = decy_off_" << rename(p.name) << "_in;\n";
       } else if (assigned(f.body, p.name)) {
