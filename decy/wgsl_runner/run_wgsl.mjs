@@ -2,6 +2,7 @@
 // buffers back: the runtime check of `decy translate --target wgsl` (decy/decy_wgsl_test.cpp drives it).
 //   node run_wgsl.mjs --wgsl K.wgsl --block N --grid X[,Y[,Z]] [--subgroups]
 //        --buffer IN.bin ... [--uniform U.bin] --out I=OUT.bin ...
+//   node run_wgsl.mjs --adapter     # one line: the adapter, its subgroup sizes and whether it has 'subgroups'
 // --buffer: one per storage binding, in binding order (decy's order: the pointer parameters), the file's
 //   raw little-endian bytes as the buffer's initial contents; --uniform: the bytes of the scalar-parameter
 //   struct (bound after the buffers, as the WGSL's header comment says); --out I=PATH: binding I's
@@ -60,12 +61,18 @@ function fail(why) {
 }
 
 async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  const code = readFileSync(args.wgsl, 'utf8');
   Object.assign(globalThis, globals);
   const gpu = create([]);
   const adapter = await gpu.requestAdapter();
   if (!adapter) fail('no WebGPU adapter (on these machines: VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json)');
+  if (process.argv[2] === '--adapter') {
+    const i = adapter.info;
+    process.stdout.write(`adapter ${i.vendor} ${i.architecture} ${i.description}; subgroup_min_size ${i.subgroupMinSize} ` +
+                         `subgroup_max_size ${i.subgroupMaxSize} subgroups ${adapter.features.has('subgroups') ? 1 : 0}\n`);
+    return;
+  }
+  const args = parseArgs(process.argv.slice(2));
+  const code = readFileSync(args.wgsl, 'utf8');
   const features = args.subgroups ? ['subgroups'] : [];
   for (const f of features) if (!adapter.features.has(f)) fail(`the adapter lacks the '${f}' feature`);
   const device = await adapter.requestDevice({ requiredFeatures: features });
@@ -125,7 +132,7 @@ async function main() {
     r.buffer.unmap();
   }
   if (errors.length) fail(`WebGPU errors: ${errors.join('; ')}`);
-  process.stdout.write(`run_wgsl: ${adapter.info.vendor} ${adapter.info.architecture} ${adapter.info.device || adapter.info.description}: ` +
+  process.stdout.write(`run_wgsl: ${adapter.info.vendor} ${adapter.info.architecture} ${adapter.info.description}: ` +
                        `grid ${args.grid.join('x')} x block ${args.block}, ${(performance.now() - t0).toFixed(1)} ms\n`);
   device.destroy();
 }
