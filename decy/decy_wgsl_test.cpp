@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "parse.h"
@@ -65,7 +66,7 @@ std::string read_text(const std::string& path) {
 // Runs the runner with `args`; its output (a failure's message) in *log. The exit status.
 int node(const std::string& args, std::string* log) {
 #ifdef DECY_NODE
-  const std::string out = ::testing::TempDir() + "/decy_wgsl_runner.log";
+  const std::string out = ::testing::TempDir() + "/decy_wgsl_runner_" + std::to_string(::getpid()) + ".log";
   const std::string cmd = "VK_ICD_FILENAMES='" + icd() + "' '" + DECY_NODE + "' '" + kRunnerDir + "/run_wgsl.mjs' " + args + " > '" + out + "' 2>&1";
   const int status = std::system(cmd.c_str());
   *log = read_text(out);
@@ -79,7 +80,8 @@ int node(const std::string& args, std::string* log) {
 // The kernel translated to WGSL, written to the temporary folder; its path in *path.
 decy::Wgsl translate(const std::string& file, const std::string& kernel, bool subgroups, std::string* path) {
   decy::Wgsl w = decy::emit_wgsl(decy::check(decy::parse_file(file), kernel), file, {subgroups});
-  *path = ::testing::TempDir() + "/decy_" + fs::path(file).stem().string() + "_" + kernel + ".wgsl";
+  // Per process: ctest -j runs the tests of this binary side by side.
+  *path = ::testing::TempDir() + "/decy_" + fs::path(file).stem().string() + "_" + kernel + "_" + std::to_string(::getpid()) + ".wgsl";
   std::ofstream(*path, std::ios::binary) << w.text;
   return w;
 }
@@ -128,7 +130,7 @@ std::vector<Bytes> run(const Launch& l) {
   EXPECT_EQ(w.bindings.size(), l.buffers.size()) << l.kernel;
   EXPECT_EQ(w.uniforms.size(), l.uniforms.size()) << l.kernel;
   if (w.bindings.size() != l.buffers.size() || w.uniforms.size() != l.uniforms.size()) return {};
-  const std::string dir = ::testing::TempDir() + "/decy_wgsl_" + l.kernel;
+  const std::string dir = fs::path(wgsl).replace_extension().string();
   fs::create_directories(dir);
   std::string args = "--wgsl '" + wgsl + "' --block " + std::to_string(l.block) + " --grid " + std::to_string(l.grid[0]) + "," +
                      std::to_string(l.grid[1]) + "," + std::to_string(l.grid[2]) + (l.subgroups ? " --subgroups" : "");
