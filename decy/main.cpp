@@ -1,5 +1,5 @@
 // decy: CUDA C++ kernels -> GLSL or WGSL compute shaders (docs/DECY.md).
-//   decy list FILE.cu [-D NAME=VALUE]...
+//   decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...
 //   decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp
 //   decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl
 // Errors go to stderr as file:line: error: what; the exit status is then 1 (2: bad usage).
@@ -21,19 +21,21 @@ namespace {
 
 int usage(const std::string& why) {
   std::cerr << "decy: " << why << "\n"
-            << "usage: decy list FILE.cu [-D NAME=VALUE]...\n"
+            << "usage: decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...\n"
             << "       decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n"
             << "       decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl\n";
   return 2;
 }
 
-int list(const decy::Module& m) {
+// Every kernel, and whether it translates to `target` (glsl when empty): codegen runs too, its errors count.
+int list(const decy::Module& m, const std::string& target, bool subgroups) {
   for (const auto& e : m.clang_errors) std::cerr << e.str() << "\n";
   for (const decy::Function* k : decy::kernels(m)) {
     std::cout << k->name << "(";
     for (std::size_t i = 0; i < k->params.size(); ++i) std::cout << (i ? ", " : "") << k->params[i].type.c_name << " " << k->params[i].name;
-    const decy::Glsl g = decy::emit_glsl(decy::check(m, k->name), m.file);  // codegen too: its errors count
-    std::cout << ")  " << k->loc.str() << (g.errors.empty() ? "" : "  [not translatable: " + g.errors[0].message + "]") << "\n";
+    const decy::Checked c = decy::check(m, k->name);
+    const auto errors = target == "wgsl" ? decy::emit_wgsl(c, m.file, {subgroups}).errors : decy::emit_glsl(c, m.file).errors;
+    std::cout << ")  " << k->loc.str() << (errors.empty() ? "" : "  [not translatable: " + errors[0].message + "]") << "\n";
   }
   for (const auto& s : m.skipped) std::cout << s.name << "  " << s.why.loc.str() << "  [not translatable: " << s.why.message << "]\n";
   return 0;
@@ -68,15 +70,16 @@ int main(int argc, char** argv) {
     }
   }
   if (file.empty()) return usage("no input file");
+  if (!target.empty() && target != "glsl" && target != "wgsl") return usage("--target is glsl or wgsl");
+  if (subgroups && target != "wgsl") return usage("--subgroups is a wgsl option (GLSL output always may use subgroups)");
   if (!std::ifstream(file)) {
     std::cerr << file << ": error: cannot read the file\n";
     return 1;
   }
   const decy::Module m = decy::parse_file(file, options);
-  if (cmd == "list") return list(m);
+  if (cmd == "list") return list(m, target, subgroups);
   if (cmd != "translate") return usage("unknown command '" + cmd + "'");
-  if (target != "glsl" && target != "wgsl") return usage("--target glsl or --target wgsl is required");
-  if (subgroups && target != "wgsl") return usage("--subgroups is a wgsl option (GLSL output always may use subgroups)");
+  if (target.empty()) return usage("--target glsl or --target wgsl is required");
   if (out.empty()) return usage("-o OUT is required");
   const decy::Checked c = decy::check(m, kernel);
   std::string text;
