@@ -228,6 +228,7 @@ const Unsupported kUnsupported[] = {
     {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
     {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
+    {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides in the common type"},
     {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
      "pointer argument 1 of 'first'"},
 };
@@ -382,6 +383,7 @@ const Unsupported kWgslUnsupported[] = {
      3, "a function call in an arm of ?:"},
     {"reference parameter", "__device__ void bump(float& v) { v += 1.0f; }\n__global__ void k(float* y) {\n  float v = y[0];\n  bump(v);\n  y[0] = v;\n}", 1,
      "reference parameter 'v' of helper 'bump'"},
+    {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides unsigned"},
     {"double (check's)", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
 };
 

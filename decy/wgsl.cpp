@@ -500,6 +500,9 @@ class Emitter {
       } else if (e.op != "=" && l.type.scalar != r.type.scalar) {
         const bool ints = (l.type.scalar == Scalar::I32 || l.type.scalar == Scalar::U32) && (r.type.scalar == Scalar::I32 || r.type.scalar == Scalar::U32);
         if (!ints) return error(e.loc, "compound assignment '" + e.op + "' of " + r.type.c_name + " into " + l.type.c_name + " (write the conversion)"), "";
+        // C divides in the common type, unsigned: `int x; x /= u` is not a signed division of x by i32(u).
+        if ((e.op == "/=" || e.op == "%=") && l.type.scalar == Scalar::I32)
+          return error(e.loc, "compound assignment '" + e.op + "' of " + r.type.c_name + " into " + l.type.c_name + " (C divides unsigned: write the conversion)"), "";
         rhs = std::string(wgsl_type(l.type.scalar)) + "(" + rhs + ")";
       }
       return lvalue(l) + " " + e.op + " " + rhs + (header ? "" : ";");
