@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "mixed_ops_ref.h"
 #include "parse.h"
 #include "support/gpu_contract.h"
 #include "trueno/ops.h"
@@ -264,35 +265,16 @@ TEST(DecyWgslDawn, MixedIntegerOpsAndControlFlowAreCs) {
   std::vector<std::uint32_t> x(n);
   std::uniform_int_distribution<std::uint32_t> d;
   for (auto& v : x) v = d(rng());
-  std::vector<std::uint32_t> want_y(n);
-  std::vector<std::int32_t> want_z(n);
-  for (int i = 0; i < n; ++i) {
-    std::uint32_t v = x[i];
-    int steps = 0;
-    do {
-      v = v * 1664525u + 1013904223u;
-      ++steps;
-    } while ((v & 7u) != 0u && steps < 20);
-    const std::uint32_t nv = 0u - v;
-    const int sh = i % 31;
-    want_y[i] = (x[i] ^ (nv << sh)) + (nv >> (31 - sh));
-    int s = static_cast<int>(x[i] >> 1);
-    s = s % 2 == 0 ? -s : s;
-    s >>= 8;
-    want_z[i] = s * steps;
-  }
+  std::vector<std::uint32_t> want_y;
+  std::vector<std::int32_t> want_z;
+  decy::test::mixed_ops_ref(x, want_y, want_z);
   const auto out = run({kKernels, "mixed_ops", block, {(n + block - 1) / block, 1, 1}, false,
                         {bytes(x), bytes(std::vector<std::uint32_t>(n)), bytes(std::vector<std::int32_t>(n))}, {i32(n)}});
   if (out.empty()) return;
   const auto y = values<std::uint32_t>(out[1]);
   const auto z = values<std::int32_t>(out[2]);
-  std::vector<float> got, want;  // the contract compares floats: each 32-bit result as its two 16-bit halves (exact)
-  for (int i = 0; i < n; ++i) {
-    for (const std::uint32_t w : {y[i], static_cast<std::uint32_t>(z[i])}) got.push_back(static_cast<float>(w >> 16)), got.push_back(static_cast<float>(w & 0xffffu));
-    for (const std::uint32_t w : {want_y[i], static_cast<std::uint32_t>(want_z[i])})
-      want.push_back(static_cast<float>(w >> 16)), want.push_back(static_cast<float>(w & 0xffffu));
-  }
-  trueno::test::expect_gpu_contract("decy", "mixed_ops", got, want, "wgsl 1000");
+  const auto got = decy::test::halves(values<std::uint32_t>(out[1]), values<std::int32_t>(out[2]));
+  trueno::test::expect_gpu_contract("decy", "mixed_ops", got, decy::test::halves(want_y, want_z), "wgsl 1000");
 }
 
 // The project's own CUDA kernels (src/cuda/kernels/layer_ops.cu) through decy, against the CPU ops. Its

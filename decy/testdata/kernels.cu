@@ -70,7 +70,7 @@ extern "C" __global__ void div_rem(const int* __restrict__ x, int* __restrict__ 
 
 // Integer and control-flow constructs WGSL spells differently (docs/DECY.md, "WGSL"): a do-while, ?:,
 // unsigned negation, shifts by an int, an arithmetic >>=, and a helper that reads an index variable through
-// a view. Run as WGSL only (decy_wgsl_test.cpp).
+// a view. The CPU reference: decy/mixed_ops_ref.h.
 __device__ __forceinline__ unsigned mix_bits(const unsigned* p, unsigned v, int s) {
   return (p[threadIdx.x % 4] ^ (v << s)) + (v >> (31 - s));
 }

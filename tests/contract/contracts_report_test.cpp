@@ -96,7 +96,7 @@ std::string report(std::vector<std::string>* problems) {
       // decy's tests are in their own binary (decy_tests): listed here, their names not checked by this one.
       {"decy", false,
        "Each kernel translated by decy from CUDA C++ to GLSL, run on a Vulkan device against its CPU reference, and to WGSL under Dawn "
-       "where WGSL can express it (each entry's wgsl_test; mixed_ops as WGSL only) (decy_tests; docs/DECY.md)."}};
+       "where WGSL can express it (each entry's wgsl_test) (decy_tests; docs/DECY.md)."}};
   for (const GpuFamily& fam : families) {
     const std::string file = std::string("contracts/gpu/") + fam.name + ".yaml";
     const YAML::Node g = YAML::LoadFile(dir + "/gpu/" + fam.name + ".yaml");
