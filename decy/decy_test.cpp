@@ -13,6 +13,7 @@
 #include "glsl.h"
 #include "parse.h"
 #include "wgsl.h"
+#include "wgsl_runner_test_support.h"
 
 namespace decy {
 namespace {
@@ -273,6 +274,21 @@ Wgsl translate_wgsl_file(const std::string& path, const std::string& kernel, con
   return emit_wgsl(check(parse_file(path), kernel), path, w);
 }
 
+// Dawn accepts the module and builds its pipeline (decy/wgsl_runner --validate): the WGSL validator, as glslc
+// is GLSL's above. Where the runner cannot run (no node, npm webgpu or SwiftShader) it says so once and
+// checks nothing; decy_wgsl_test.cpp then skips visibly.
+void expect_valid_wgsl(const Wgsl& g, const std::string& name) {
+  if (const std::string why = test::wgsl_runner_missing(); !why.empty()) {
+    static bool said = false;
+    if (!said) std::printf("WGSL not validated: %s\n", why.c_str()), said = true;
+    return;
+  }
+  const std::string path = ::testing::TempDir() + "/decy_" + name + "_" + std::to_string(::getpid()) + ".wgsl";
+  std::ofstream(path, std::ios::binary) << g.text;
+  std::string log;
+  EXPECT_EQ(test::run_wgsl_runner("--validate '" + path + "'", &log), 0) << log << "\n" << g.text;
+}
+
 TEST(DecyWgsl, MapsBuffersTheUniformStructAndIndexVariables) {
   const Wgsl g = translate_wgsl(kAdd);
   ASSERT_TRUE(g.errors.empty()) << errors(g);
@@ -293,6 +309,7 @@ TEST(DecyWgsl, MapsBuffersTheUniformStructAndIndexVariables) {
   EXPECT_EQ(g.uniforms[1].offset, 4u);
   EXPECT_EQ(g.uniform_bytes, 8u);
   EXPECT_FALSE(g.subgroups);
+  expect_valid_wgsl(g, "add");
 }
 
 TEST(DecyWgsl, SharedMemoryBarriersOffsetsAndHelpers) {
@@ -322,6 +339,8 @@ __global__ void k(const float* __restrict__ a, float* out, int n) {
   EXPECT_TRUE(contains(h.text, "fn scaled(decy_in_v: f32, k: i32, decy_lid: vec3<u32>, decy_wid: vec3<u32>, decy_nwg: vec3<u32>) -> f32 {"));
   EXPECT_TRUE(contains(h.text, "var v: f32 = decy_in_v;"));
   EXPECT_TRUE(contains(h.text, "decy_b_out[decy_wid.x] = scaled(decy_sum_squares_a(0u + 4u, n - 4i), 1i, decy_lid, decy_wid, decy_nwg);"));
+  expect_valid_wgsl(g, "row_sum_shared");
+  expect_valid_wgsl(h, "helpers");
 }
 
 TEST(DecyWgsl, ControlFlowAndOperatorsWgslLacks) {
@@ -346,6 +365,7 @@ __global__ void k(int* y, unsigned* u, float* f) {
   EXPECT_TRUE(contains(g.text, "decy_b_y[5i] = 1i << decy_b_u[2i];"));
   EXPECT_TRUE(contains(g.text, "decy_b_f[0i] += 1.0f;"));
   EXPECT_TRUE(contains(g.text, "i = 3i;\n  decy_b_y[6i] = i;"));
+  expect_valid_wgsl(g, "control_flow");
 }
 
 TEST(DecyWgsl, ShufflesNeedTheSubgroupsFeature) {
@@ -365,6 +385,8 @@ TEST(DecyWgsl, ShufflesNeedTheSubgroupsFeature) {
   const Wgsl down = translate_wgsl("__global__ void k(float* y) {\n  y[0] = __shfl_down_sync(0xffffffffu, y[0], 1);\n}", "", {true});
   ASSERT_TRUE(down.errors.empty()) << errors(down);
   EXPECT_TRUE(contains(down.text, "decy_shfl_down_f32(decy_b_y[0i], 1u, decy_sgs, decy_sgid)"));
+  expect_valid_wgsl(g, "row_sum_warp");
+  expect_valid_wgsl(down, "shfl_down");
   // Subgroups requested but unused: a portable module, no `enable`.
   EXPECT_FALSE(contains(translate_wgsl(kAdd, "", {true}).text, "enable subgroups"));
 }
@@ -405,6 +427,7 @@ TEST(DecyWgsl, ProjectKernelsTranslateOrAreRefusedByName) {
     const Wgsl g = translate_wgsl_file(layer, k);
     EXPECT_TRUE(g.errors.empty()) << k << ": " << errors(g);
     EXPECT_TRUE(contains(g.text, "fn overlap_prologue() {")) << k;  // the prelude's helper, its asm under #if
+    expect_valid_wgsl(g, std::string("layer_ops_") + k);
   }
   EXPECT_TRUE(contains(errors(translate_wgsl_file(layer, "attention_combine")), "64-bit integer"));
   EXPECT_TRUE(contains(errors(translate_wgsl_file(layer, "kv_append")), "16-bit integer type 'u16 *__restrict' of parameter 'kc'"));

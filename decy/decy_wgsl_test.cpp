@@ -18,8 +18,6 @@
 #include <string>
 #include <vector>
 
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "check.h"
 #include "mixed_ops_ref.h"
@@ -27,56 +25,21 @@
 #include "support/gpu_contract.h"
 #include "trueno/ops.h"
 #include "wgsl.h"
+#include "wgsl_runner_test_support.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<char>;
 
-const std::string kRunnerDir = std::string(TRUENO_SOURCE_DIR) + "/decy/wgsl_runner";
-
-std::string icd() {
-  const char* env = std::getenv("DECY_WGSL_ICD");
-  return env != nullptr && *env != '\0' ? env : "/usr/lib/chromium/vk_swiftshader_icd.json";
-}
-
-// Why the runner cannot run here ("" when it can).
-std::string missing() {
-#ifndef DECY_NODE
-  return "node was not found when the build was configured (Debian: nodejs)";
-#else
-  if (!fs::exists(DECY_NODE)) return std::string("no node at ") + DECY_NODE;
-  if (!fs::exists(kRunnerDir + "/node_modules/webgpu/package.json"))
-    return "npm webgpu is not installed in decy/wgsl_runner (bash scripts/setup.sh --deps runs npm ci there)";
-  if (!fs::exists(icd())) return "no SwiftShader Vulkan driver at " + icd() + " (Debian: chromium; or set DECY_WGSL_ICD)";
-  return "";
-#endif
-}
-
 #define DECY_REQUIRE_DAWN()                                                 \
   do {                                                                      \
-    const std::string why_ = missing();                                     \
+    const std::string why_ = decy::test::wgsl_runner_missing();             \
     if (!why_.empty()) GTEST_SKIP() << "skipped: cannot run WGSL: " << why_; \
   } while (0)
 
-std::string read_text(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-}
-
-// Runs the runner with `args`; its output (a failure's message) in *log. The exit status.
-int node(const std::string& args, std::string* log) {
-#ifdef DECY_NODE
-  const std::string out = ::testing::TempDir() + "/decy_wgsl_runner_" + std::to_string(::getpid()) + ".log";
-  const std::string cmd = "VK_ICD_FILENAMES='" + icd() + "' '" + DECY_NODE + "' '" + kRunnerDir + "/run_wgsl.mjs' " + args + " > '" + out + "' 2>&1";
-  const int status = std::system(cmd.c_str());
-  *log = read_text(out);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-#else
-  (void)args, *log = "no node";
-  return 127;
-#endif
-}
+using decy::test::read_text;
+int node(const std::string& args, std::string* log) { return decy::test::run_wgsl_runner(args, log); }
 
 // The kernel translated to WGSL, written to the temporary folder; its path in *path.
 decy::Wgsl translate(const std::string& file, const std::string& kernel, bool subgroups, std::string* path) {

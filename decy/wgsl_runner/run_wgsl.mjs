@@ -3,6 +3,7 @@
 //   node run_wgsl.mjs --wgsl K.wgsl --block N --grid X[,Y[,Z]] [--subgroups]
 //        --buffer IN.bin ... [--uniform U.bin] --out I=OUT.bin ...
 //   node run_wgsl.mjs --adapter     # one line: the adapter, its subgroup sizes and whether it has 'subgroups'
+//   node run_wgsl.mjs --validate K.wgsl   # compiles it and builds its pipeline (decy_block_x = 64), runs nothing
 // --buffer: one per storage binding, in binding order (decy's order: the pointer parameters), the file's
 //   raw little-endian bytes as the buffer's initial contents; --uniform: the bytes of the scalar-parameter
 //   struct (bound after the buffers, as the WGSL's header comment says); --out I=PATH: binding I's
@@ -71,6 +72,7 @@ async function main() {
                          `subgroup_max_size ${i.subgroupMaxSize} subgroups ${adapter.features.has('subgroups') ? 1 : 0}\n`);
     return;
   }
+  if (process.argv[2] === '--validate') return validate(adapter, process.argv[3] ?? usage('--validate needs a file'));
   const args = parseArgs(process.argv.slice(2));
   const code = readFileSync(args.wgsl, 'utf8');
   const features = args.subgroups ? ['subgroups'] : [];
@@ -134,6 +136,23 @@ async function main() {
   if (errors.length) fail(`WebGPU errors: ${errors.join('; ')}`);
   process.stdout.write(`run_wgsl: ${adapter.info.vendor} ${adapter.info.architecture} ${adapter.info.description}: ` +
                        `grid ${args.grid.join('x')} x block ${args.block}, ${(performance.now() - t0).toFixed(1)} ms\n`);
+  device.destroy();
+}
+
+// The module compiles (errors as file:line:col) and its pipeline builds: Dawn as the WGSL validator.
+async function validate(adapter, path) {
+  const code = readFileSync(path, 'utf8');
+  const features = /^\s*enable\s+subgroups\s*;/m.test(code) ? ['subgroups'] : [];
+  for (const f of features) if (!adapter.features.has(f)) fail(`the adapter lacks the '${f}' feature`);
+  const device = await adapter.requestDevice({ requiredFeatures: features });
+  device.pushErrorScope('validation');
+  const module = device.createShaderModule({ code });
+  const errors = (await module.getCompilationInfo()).messages.filter((m) => m.type === 'error');
+  if (errors.length) fail(`${path}: WGSL errors:\n` + errors.map((m) => `${path}:${m.lineNum}:${m.linePos}: ${m.message}`).join('\n'));
+  device.createComputePipeline({ layout: 'auto', compute: { module, entryPoint: 'main', constants: { decy_block_x: 64 } } });
+  const scope = await device.popErrorScope();
+  if (scope) fail(`${path}: WebGPU validation: ${scope.message}`);
+  process.stdout.write(`run_wgsl: ${path}: valid\n`);
   device.destroy();
 }
 
