@@ -1,7 +1,7 @@
 // Note [WGSL limits]
 // What the WGSL target cannot express of a kernel that check() accepted, as diagnostics naming the
 // construct and its line (never a silent mistranslation: Note [Unsupported constructs]). WGSL (without
-// extensions Dawn/browsers ship) has no 64-bit integers, no 16-bit types (storage buffers hold 32-bit
+// extensions Dawn/browsers ship) has no 64-bit integers (but see Note [64-bit indices]), no 16-bit types (storage buffers hold 32-bit
 // elements; f16 needs the shader-f16 feature, which SwiftShader and some desktop GPUs lack), no bool in
 // host-shareable memory, no reference (inout) parameters here, assignments and ++/-- only as statements,
 // no comma operator, and `?:` as select(), which evaluates both arms (a call there could write memory).
@@ -50,6 +50,37 @@ class WgslChecker {
 
   // `top`: the expression is a statement of its own (or a for loop's init/update), where WGSL allows one
   // assignment, increment or call; a statement-level comma is split into statements.
+  static bool is64(Scalar s) { return s == Scalar::I64 || s == Scalar::U64; }
+  static bool is32int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32; }
+
+  // Note [64-bit indices]: a 64-bit element index or pointer offset built only from +, -, *, unary -, 64-bit
+  // literals and conversions of 32-bit integers (y[(u64)row * n + i]) has, modulo 2^32, the value of the same
+  // arithmetic on the low 32 bits (a ring homomorphism; a conversion's low 32 bits are the value's bits), and
+  // an element a WGSL binding holds has an index below 2^32: computed in u32 it is exact. Division, %, shifts,
+  // comparisons and 64-bit variables do not commute with the truncation and stay refused.
+  static bool ring64(const Expr& e) {
+    if (!is64(e.type.scalar) || e.type.pointer) return false;
+    switch (e.kind) {
+      case Expr::Kind::IntLit: return true;
+      case Expr::Kind::Cast: return is32int(e.args[0].type.scalar) || ring64(e.args[0]);
+      case Expr::Kind::Unary: return e.op == "-" && ring64(e.args[0]);
+      case Expr::Kind::Binary: return (e.op == "+" || e.op == "-" || e.op == "*") && ring64(e.args[0]) && ring64(e.args[1]);
+      default: return false;
+    }
+  }
+  // The 32-bit leaves of a ring64 tree, checked as any expression.
+  void ring_leaves(const Expr& e) {
+    if (e.kind == Expr::Kind::Cast && !is64(e.args[0].type.scalar)) return expr(e.args[0], false);
+    if (e.kind != Expr::Kind::IntLit)
+      for (const auto& a : e.args) ring_leaves(a);
+  }
+  // e's operand i is an element index or a pointer offset (Note [64-bit indices]).
+  static bool index_operand(const Expr& e, std::size_t i) {
+    if (e.kind == Expr::Kind::Index) return i == 1;
+    const bool step = e.kind == Expr::Kind::Binary && (e.op == "+" || e.op == "-" || e.op == "+=" || e.op == "-=");
+    return step && e.args.size() == 2 && (e.args[0].type.pointer || e.args[1].type.pointer) && !e.args[i].type.pointer;
+  }
+
   void expr(const Expr& e, bool top) {
     if (e.kind == Expr::Kind::Binary && e.op == ",") {
       if (!top) error(e.loc, "comma operator inside an expression (WGSL has none)");
@@ -66,7 +97,10 @@ class WgslChecker {
     if (e.kind == Expr::Kind::Builtin && e.name.find("SubgroupSize") != std::string::npos && !o_.subgroups)
       error(e.loc, "warpSize needs subgroups (translate with --subgroups; it is WGSL's subgroup_size)");
     type(e.type, e.loc, "an expression");
-    for (const auto& a : e.args) expr(a, false);
+    for (std::size_t i = 0; i < e.args.size(); ++i) {
+      if (index_operand(e, i) && ring64(e.args[i])) ring_leaves(e.args[i]);
+      else expr(e.args[i], false);
+    }
   }
 
   static bool calls_helper(const Expr& e) {

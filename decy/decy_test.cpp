@@ -393,7 +393,8 @@ TEST(DecyWgsl, ShufflesNeedTheSubgroupsFeature) {
 
 // Note [WGSL limits]: each refused with its line, never translated.
 const Unsupported kWgslUnsupported[] = {
-    {"u64 index", "__global__ void k(float* y, int n) {\n  y[(unsigned long long)n * 2] = 1.0f;\n}", 2, "64-bit integer type"},
+    {"u64 division in an index", "__global__ void k(float* y, int n) {\n  y[(unsigned long long)n / 2] = 1.0f;\n}", 2, "64-bit integer type"},
+    {"u64 variable", "__global__ void k(float* y, int n) {\n  unsigned long long i = n;\n  y[i] = 1.0f;\n}", 2, "64-bit integer type 'unsigned long long' of variable 'i'"},
     {"u64 parameter", "__global__ void k(float* y,\n unsigned long long n) {\n  y[0] = 1.0f;\n}", 2, "64-bit integer type 'unsigned long long'"},
     {"u16 buffer", "__global__ void k(unsigned short* y) {\n  y[0] = 1;\n}", 1, "16-bit integer type 'unsigned short *' of parameter 'y'"},
     {"bool parameter", "__global__ void k(float* y,\n bool b) {\n  y[0] = b;\n}", 2, "bool parameter 'b'"},
@@ -419,19 +420,28 @@ TEST(DecyWgsl, WhatWgslCannotExpressIsNamedWithItsLine) {
   }
 }
 
-// The project's kernels (src/cuda/kernels): the f32 ones translate; the u64-indexed and u16 ones are refused by name.
+// The project's kernels (src/cuda/kernels): the f32 ones translate, u64 indices too; the u16 ones are refused by name.
 TEST(DecyWgsl, ProjectKernelsTranslateOrAreRefusedByName) {
   const std::string layer = std::string(TRUENO_SOURCE_DIR) + "/src/cuda/kernels/layer_ops.cu";
   const std::string prefill = std::string(TRUENO_SOURCE_DIR) + "/src/cuda/kernels/prefill_ops.cu";
-  for (const char* k : {"swiglu", "add_inplace"}) {
+  for (const char* k : {"swiglu", "add_inplace", "attention_combine"}) {
     const Wgsl g = translate_wgsl_file(layer, k);
     EXPECT_TRUE(g.errors.empty()) << k << ": " << errors(g);
     EXPECT_TRUE(contains(g.text, "fn overlap_prologue() {")) << k;  // the prelude's helper, its asm under #if
     expect_valid_wgsl(g, std::string("layer_ops_") + k);
   }
-  EXPECT_TRUE(contains(errors(translate_wgsl_file(layer, "attention_combine")), "64-bit integer"));
+  // Note [64-bit indices]: u64 index arithmetic (+, *, conversions of 32-bit values) in u32.
+  const Wgsl ac = translate_wgsl_file(layer, "attention_combine");
+  EXPECT_TRUE(ac.errors.empty()) << errors(ac);
+  EXPECT_TRUE(contains(ac.text, "decy_b_o[decy_off_o + ((((u32(h) * u32(max_chunks)) + u32(c)) * u32(hd)) + u32(d))]")) << ac.text;
+  expect_valid_wgsl(ac, "layer_ops_attention_combine");
+  const Wgsl ar = translate_wgsl_file(prefill, "add_rows");
+  EXPECT_TRUE(ar.errors.empty()) << errors(ar);
+  EXPECT_TRUE(contains(ar.text, "decy_b_y[(decy_wid.y * u32(n)) + u32(i)] += decy_b_b[i];")) << ar.text;
+  const Wgsl neg = translate_wgsl("__global__ void k(float* y, const float* x, int n) {\n  y[0] = x[-(long long)n * 3 + 7];\n}");
+  EXPECT_TRUE(neg.errors.empty()) << errors(neg);
+  EXPECT_TRUE(contains(neg.text, "decy_b_x[((0u - u32(n)) * 3u) + 7u]")) << neg.text;
   EXPECT_TRUE(contains(errors(translate_wgsl_file(layer, "kv_append")), "16-bit integer type 'u16 *__restrict' of parameter 'kc'"));
-  EXPECT_TRUE(contains(errors(translate_wgsl_file(prefill, "add_rows")), "64-bit integer"));
   EXPECT_TRUE(contains(errors(translate_wgsl_file(prefill, "cast_f16")), "16-bit integer"));
 }
 

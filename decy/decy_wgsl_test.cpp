@@ -15,6 +15,7 @@
 #include <fstream>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -135,6 +136,7 @@ std::mt19937_64& rng() {
 }
 const std::string kKernels = std::string(DECY_TESTDATA_DIR) + "/kernels.cu";
 const std::string kLayerOps = std::string(TRUENO_SOURCE_DIR) + "/src/cuda/kernels/layer_ops.cu";
+const std::string kPrefillOps = std::string(TRUENO_SOURCE_DIR) + "/src/cuda/kernels/prefill_ops.cu";
 
 TEST(DecyWgslDawn, AddRowsBiasMatchesTheCpu) {
   DECY_REQUIRE_DAWN();
@@ -240,9 +242,9 @@ TEST(DecyWgslDawn, MixedIntegerOpsAndControlFlowAreCs) {
   trueno::test::expect_gpu_contract("decy", "mixed_ops", got, decy::test::halves(want_y, want_z), "wgsl 1000");
 }
 
-// The project's own CUDA kernels (src/cuda/kernels/layer_ops.cu) through decy, against the CPU ops. Its
-// other kernels that decy translates to GLSL are refused for WGSL: attention_combine and prefill_ops.cu's
-// add_rows index with u64, kv_append and cast_f16 store u16 (DecyWgsl.ProjectKernelsTranslateOrAreRefusedByName).
+// The project's own CUDA kernels (src/cuda/kernels) through decy, against the CPU ops. Of the others decy
+// translates to GLSL, kv_append and cast_f16 store u16 and are refused for WGSL, as is softmax_causal
+// (DecyWgsl.ProjectKernelsTranslateOrAreRefusedByName).
 TEST(DecyWgslDawn, ProjectSwigluAndAddMatchTheCpu) {
   DECY_REQUIRE_DAWN();
   const int n = 1000, block = 256, groups = (n + block - 1) / block;
@@ -256,6 +258,38 @@ TEST(DecyWgslDawn, ProjectSwigluAndAddMatchTheCpu) {
   out = run({kLayerOps, "add_inplace", block, {groups, 1, 1}, false, {bytes(g), bytes(u)}, {i32(n)}});
   if (out.empty()) return;
   trueno::test::expect_gpu_contract("decy", "layer_ops_add_inplace", values<float>(out[0]), cpu, "wgsl 1000");
+}
+
+// prefill_ops.cu's add_rows: a u64 row offset, computed in u32 (Note [64-bit indices], check_wgsl.cpp).
+TEST(DecyWgslDawn, ProjectAddRowsMatchesTheCpu) {
+  DECY_REQUIRE_DAWN();
+  const int rows = 4, n = 333, block = 64;
+  const auto y = trueno::test::random_normal(static_cast<std::size_t>(rows) * n, rng(), 1.0f);
+  const auto b = trueno::test::random_normal(n, rng(), 1.0f);
+  std::vector<float> cpu(y.size());
+  for (int r = 0; r < rows; ++r)
+    trueno::ops::add(std::span(y).subspan(static_cast<std::size_t>(r) * n, n), b, std::span(cpu).subspan(static_cast<std::size_t>(r) * n, n));
+  const auto out = run({kPrefillOps, "add_rows", block, {(n + block - 1) / block, rows, 1}, false, {bytes(y), bytes(b)}, {i32(n)}});
+  if (out.empty()) return;
+  trueno::test::expect_gpu_contract("decy", "prefill_ops_add_rows", values<float>(out[0]), cpu, "wgsl 4 x 333");
+}
+
+// layer_ops.cu's attention_combine: a helper taking two buffers, *pos, u64 indices computed in u32.
+TEST(DecyWgslDawn, ProjectAttentionCombineMatchesTheCpu) {
+  DECY_REQUIRE_DAWN();
+  const int heads = 3, hd = 40, max_chunks = 5, pos = 200, chunk = 64, n_chunks = (pos + 1 + chunk - 1) / chunk, block = 32;
+  const auto o = trueno::test::random_normal(static_cast<std::size_t>(heads) * max_chunks * hd, rng(), 1.0f);
+  std::vector<float> cpu(static_cast<std::size_t>(heads) * hd);
+  for (int h = 0; h < heads; ++h)
+    for (int d = 0; d < hd; ++d) {
+      float acc = 0.0f;  // the kernel's order: exact
+      for (int c = 0; c < n_chunks; ++c) acc += o[(static_cast<std::size_t>(h) * max_chunks + c) * hd + d];
+      cpu[static_cast<std::size_t>(h) * hd + d] = acc;
+    }
+  const auto out = run({kLayerOps, "attention_combine", block, {heads, 1, 1}, false,
+                        {bytes(o), bytes(std::vector<std::int32_t>{pos}), bytes(std::vector<float>(cpu.size()))}, {i32(hd), i32(max_chunks)}});
+  if (out.empty()) return;
+  trueno::test::expect_gpu_contract("decy", "layer_ops_attention_combine", values<float>(out[2]), cpu, "wgsl 3 heads x 40, 4 chunks");
 }
 
 // contracts/gpu/decy.yaml: every `wgsl_test` names a test of this binary; an op without one says why (`wgsl`).

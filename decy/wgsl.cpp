@@ -350,7 +350,7 @@ class Emitter {
 
   std::string as_uint(const Expr& e) {
     if (e.kind == Expr::Kind::IntLit && static_cast<std::int64_t>(e.ival) >= 0 && e.ival <= 0xffffffffu) return std::to_string(e.ival) + "u";
-    return e.type.scalar == Scalar::U32 ? ex(e) : "u32(" + bare(ex(e)) + ")";
+    return e.type.scalar == Scalar::U32 || is64(e.type.scalar) ? ex(e) : "u32(" + bare(ex(e)) + ")";  // 64-bit: ring64's u32
   }
 
   std::string literal(const Expr& e) {
@@ -424,9 +424,32 @@ class Emitter {
     return "0";
   }
 
+  static bool is64(Scalar s) { return s == Scalar::I64 || s == Scalar::U64; }
+
+  // A 64-bit index or offset that check_wgsl admitted (Note [64-bit indices], check_wgsl.cpp): the same
+  // +, -, * on the low 32 bits, in u32.
+  std::string ring64(const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::IntLit: return std::to_string(static_cast<std::uint32_t>(e.ival)) + "u";
+      case Expr::Kind::Cast:
+        if (is64(e.args[0].type.scalar)) return ring64(e.args[0]);
+        return e.args[0].type.scalar == Scalar::U32 ? ex(e.args[0]) : "u32(" + bare(ex(e.args[0])) + ")";  // i32 -> u32: the bits
+      case Expr::Kind::Unary:
+        if (e.op == "-") return "(0u - " + ring64(e.args[0]) + ")";
+        break;
+      case Expr::Kind::Binary:
+        if (e.op == "+" || e.op == "-" || e.op == "*") return "(" + ring64(e.args[0]) + " " + e.op + " " + ring64(e.args[1]) + ")";
+        break;
+      default: break;
+    }
+    error(e.loc, "64-bit integer expression (WGSL has no 64-bit integers)");
+    return "0u";
+  }
+
   // An expression's value (check_wgsl has refused assignments, ++/-- and commas inside expressions).
   std::string ex(const Expr& e) {
     std::string buffer, offset;
+    if (is64(e.type.scalar) && !e.type.pointer) return ring64(e);
     switch (e.kind) {
       case Expr::Kind::Var:
         if (e.type.pointer) {
