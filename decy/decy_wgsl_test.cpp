@@ -236,8 +236,6 @@ TEST(DecyWgslDawn, MixedIntegerOpsAndControlFlowAreCs) {
   const auto out = run({kKernels, "mixed_ops", block, {(n + block - 1) / block, 1, 1}, false,
                         {bytes(x), bytes(std::vector<std::uint32_t>(n)), bytes(std::vector<std::int32_t>(n))}, {i32(n)}});
   if (out.empty()) return;
-  const auto y = values<std::uint32_t>(out[1]);
-  const auto z = values<std::int32_t>(out[2]);
   const auto got = decy::test::halves(values<std::uint32_t>(out[1]), values<std::int32_t>(out[2]));
   trueno::test::expect_gpu_contract("decy", "mixed_ops", got, decy::test::halves(want_y, want_z), "wgsl 1000");
 }
