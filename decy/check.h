@@ -20,4 +20,11 @@ Checked check(const Module& m, const std::string& name);
 // The CUDA functions glsl.cpp maps (builtins.h declares them).
 bool is_builtin_function(const std::string& name);
 
+// The WGSL target's limits on a kernel check() accepted (Note [WGSL limits], check_wgsl.cpp): the
+// constructs WGSL cannot express, each named with its line; empty: translatable to WGSL.
+struct WgslCheckOptions {
+  bool subgroups = false;  // warp shuffles and warpSize allowed (WebGPU's `subgroups` feature)
+};
+std::vector<Diagnostic> check_wgsl(const Checked& c, const WgslCheckOptions& options);
+
 }  // namespace decy

@@ -1,6 +1,7 @@
 // decy's stages on small inline CUDA snippets: parse (kernels, parameters, types), checks (every
-// unsupported construct named with its line), codegen (the CUDA -> GLSL mapping), and glslc accepting
-// the output where glslc is found.
+// unsupported construct named with its line), codegen (the CUDA -> GLSL and CUDA -> WGSL mappings), and
+// glslc accepting the GLSL output where glslc is found (the WGSL output runs under Dawn in
+// decy_wgsl_test.cpp, its validator).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -11,6 +12,8 @@
 #include "check.h"
 #include "glsl.h"
 #include "parse.h"
+#include "wgsl.h"
+#include "wgsl_runner_test_support.h"
 
 namespace decy {
 namespace {
@@ -226,6 +229,7 @@ const Unsupported kUnsupported[] = {
     {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
     {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
+    {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides in the common type"},
     {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
      "pointer argument 1 of 'first'"},
 };
@@ -253,6 +257,192 @@ TEST(DecyCheck, TemplateKernelsAreListedAsSkipped) {
   const Checked c = check(m, "t");
   ASSERT_FALSE(c.errors.empty());
   EXPECT_TRUE(contains(c.errors[0].message, "template"));
+}
+
+// ---- WGSL (wgsl.cpp, Note [WGSL limits] in check_wgsl.cpp) ----
+
+Wgsl translate_wgsl(const std::string& src, const std::string& kernel = "", const WgslOptions& w = {}, const ParseOptions& o = {}) {
+  const Module m = parse_source("snippet.cu", src, o);
+  return emit_wgsl(check(m, kernel), "snippet.cu", w);
+}
+std::string errors(const Wgsl& g) {
+  std::string s;
+  for (const auto& e : g.errors) s += e.str() + "\n";
+  return s;
+}
+Wgsl translate_wgsl_file(const std::string& path, const std::string& kernel, const WgslOptions& w = {}) {
+  return emit_wgsl(check(parse_file(path), kernel), path, w);
+}
+
+// Dawn accepts the module and builds its pipeline (decy/wgsl_runner --validate): the WGSL validator, as glslc
+// is GLSL's above. Where the runner cannot run (no node, npm webgpu or SwiftShader) it says so once and
+// checks nothing; decy_wgsl_test.cpp then skips visibly.
+void expect_valid_wgsl(const Wgsl& g, const std::string& name) {
+  if (const std::string why = test::wgsl_runner_missing(); !why.empty()) {
+    static bool said = false;
+    if (!said) std::printf("WGSL not validated: %s\n", why.c_str()), said = true;
+    return;
+  }
+  const std::string path = ::testing::TempDir() + "/decy_" + name + "_" + std::to_string(::getpid()) + ".wgsl";
+  std::ofstream(path, std::ios::binary) << g.text;
+  std::string log;
+  EXPECT_EQ(test::run_wgsl_runner("--validate '" + path + "'", &log), 0) << log << "\n" << g.text;
+}
+
+TEST(DecyWgsl, MapsBuffersTheUniformStructAndIndexVariables) {
+  const Wgsl g = translate_wgsl(kAdd);
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "override decy_block_x: u32;"));
+  EXPECT_TRUE(contains(g.text, "@group(0) @binding(0) var<storage, read_write> decy_b_y: array<f32>;"));
+  EXPECT_TRUE(contains(g.text, "@group(0) @binding(1) var<storage, read> decy_b_x: array<f32>;"));
+  EXPECT_TRUE(contains(g.text, "struct DecyParams { n: i32, alpha: f32 }"));
+  EXPECT_TRUE(contains(g.text, "@group(0) @binding(2) var<uniform> decy_u: DecyParams;"));
+  EXPECT_TRUE(contains(g.text, "@compute @workgroup_size(decy_block_x)"));
+  EXPECT_TRUE(contains(g.text, "var n: i32 = decy_u.n;"));
+  EXPECT_TRUE(contains(g.text, "var i: i32 = i32((decy_wid.x * decy_block_x) + decy_lid.x);"));
+  EXPECT_TRUE(contains(g.text, "decy_b_y[i] += alpha * decy_b_x[i];"));
+  EXPECT_TRUE(contains(g.text, "//   offset 4: f32 alpha (4 bytes)"));
+  ASSERT_EQ(g.bindings.size(), 2u);
+  EXPECT_FALSE(g.bindings[0].readonly);
+  EXPECT_TRUE(g.bindings[1].readonly);
+  ASSERT_EQ(g.uniforms.size(), 2u);
+  EXPECT_EQ(g.uniforms[1].offset, 4u);
+  EXPECT_EQ(g.uniform_bytes, 8u);
+  EXPECT_FALSE(g.subgroups);
+  expect_valid_wgsl(g, "add");
+}
+
+TEST(DecyWgsl, SharedMemoryBarriersOffsetsAndHelpers) {
+  const Wgsl g = translate_wgsl_file(std::string(DECY_TESTDATA_DIR) + "/kernels.cu", "row_sum_shared");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "var<workgroup> partial: array<f32, 256>;"));
+  EXPECT_TRUE(contains(g.text, "storageBarrier();\n  workgroupBarrier();"));
+  EXPECT_TRUE(contains(g.text, "var decy_off_x: u32 = 0u;"));
+  EXPECT_TRUE(contains(g.text, "decy_off_x += u32(r * n);"));
+  EXPECT_TRUE(contains(g.text, "s += decy_b_x[decy_off_x + u32(i)];"));
+  EXPECT_TRUE(contains(g.text, "stride >>= 1u)"));
+  const Wgsl h = translate_wgsl(R"(
+__device__ float sum_squares(const float* p, int n) {
+  float s = 0.0f;
+  for (int i = 0; i < n; ++i) { s += p[i] * p[i]; }
+  return s;
+}
+__device__ float scaled(float v, int k) { v *= 2.0f; return v + threadIdx.x + k; }
+__global__ void k(const float* __restrict__ a, float* out, int n) {
+  out[blockIdx.x] = scaled(sum_squares(a + 4, n - 4), 1);
+}
+)");
+  ASSERT_TRUE(h.errors.empty()) << errors(h);
+  EXPECT_TRUE(contains(h.text, "fn decy_sum_squares_a(decy_off_p_in: u32, n: i32) -> f32 {"));
+  EXPECT_TRUE(contains(h.text, "s += decy_b_a[decy_off_p + u32(i)] * decy_b_a[decy_off_p + u32(i)];"));
+  EXPECT_TRUE(contains(h.text, "i++)"));
+  EXPECT_TRUE(contains(h.text, "fn scaled(decy_in_v: f32, k: i32, decy_lid: vec3<u32>, decy_wid: vec3<u32>, decy_nwg: vec3<u32>) -> f32 {"));
+  EXPECT_TRUE(contains(h.text, "var v: f32 = decy_in_v;"));
+  EXPECT_TRUE(contains(h.text, "decy_b_out[decy_wid.x] = scaled(decy_sum_squares_a(0u + 4u, n - 4i), 1i, decy_lid, decy_wid, decy_nwg);"));
+  expect_valid_wgsl(g, "row_sum_shared");
+  expect_valid_wgsl(h, "helpers");
+}
+
+TEST(DecyWgsl, ControlFlowAndOperatorsWgslLacks) {
+  const Wgsl g = translate_wgsl(R"(
+__global__ void k(int* y, unsigned* u, float* f) {
+  int i = 0;
+  do { i += 2; if (i == 4) continue; } while (i < 10);
+  y[0] = y[1] > 0 ? y[1] : -y[1];
+  u[0] = -u[1];
+  y[2] = y[3] % y[4];
+  y[5] = 1 << u[2];
+  f[0]++;
+  i = 3, y[6] = i;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "loop {\n    {\n      i += 2i;"));
+  EXPECT_TRUE(contains(g.text, "continuing {\n      break if !(i < 10i);"));
+  EXPECT_TRUE(contains(g.text, "decy_b_y[0i] = select(-decy_b_y[1i], decy_b_y[1i], decy_b_y[1i] > 0i);"));
+  EXPECT_TRUE(contains(g.text, "decy_b_u[0i] = 0u - decy_b_u[1i];"));
+  EXPECT_TRUE(contains(g.text, "decy_b_y[2i] = decy_b_y[3i] % decy_b_y[4i];"));  // WGSL's % truncates, as C's
+  EXPECT_TRUE(contains(g.text, "decy_b_y[5i] = 1i << decy_b_u[2i];"));
+  EXPECT_TRUE(contains(g.text, "decy_b_f[0i] += 1.0f;"));
+  EXPECT_TRUE(contains(g.text, "i = 3i;\n  decy_b_y[6i] = i;"));
+  expect_valid_wgsl(g, "control_flow");
+}
+
+TEST(DecyWgsl, ShufflesNeedTheSubgroupsFeature) {
+  const std::string kernels = std::string(DECY_TESTDATA_DIR) + "/kernels.cu";
+  const Wgsl without = translate_wgsl_file(kernels, "row_sum_warp");
+  EXPECT_TRUE(without.text.empty());
+  ASSERT_FALSE(without.errors.empty());
+  EXPECT_TRUE(contains(errors(without), "kernels.cu:39: error: __shfl_xor_sync needs subgroups")) << errors(without);
+  EXPECT_TRUE(contains(errors(without), "error: warpSize needs subgroups")) << errors(without);
+  const Wgsl g = translate_wgsl_file(kernels, "row_sum_warp", {true});
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(g.subgroups);
+  EXPECT_TRUE(contains(g.text, "enable subgroups;"));
+  EXPECT_TRUE(contains(g.text, "@builtin(subgroup_size) decy_sgs: u32"));
+  EXPECT_TRUE(contains(g.text, "v += subgroupShuffleXor(v, u32(o));"));
+  EXPECT_TRUE(contains(g.text, "var lane: i32 = t % i32(decy_sgs);"));
+  const Wgsl down = translate_wgsl("__global__ void k(float* y) {\n  y[0] = __shfl_down_sync(0xffffffffu, y[0], 1);\n}", "", {true});
+  ASSERT_TRUE(down.errors.empty()) << errors(down);
+  EXPECT_TRUE(contains(down.text, "decy_shfl_down_f32(decy_b_y[0i], 1u, decy_sgs, decy_sgid)"));
+  expect_valid_wgsl(g, "row_sum_warp");
+  expect_valid_wgsl(down, "shfl_down");
+  // Subgroups requested but unused: a portable module, no `enable`.
+  EXPECT_FALSE(contains(translate_wgsl(kAdd, "", {true}).text, "enable subgroups"));
+}
+
+// Note [WGSL limits]: each refused with its line, never translated.
+const Unsupported kWgslUnsupported[] = {
+    {"u64 division in an index", "__global__ void k(float* y, int n) {\n  y[(unsigned long long)n / 2] = 1.0f;\n}", 2, "64-bit integer type"},
+    {"u64 variable", "__global__ void k(float* y, int n) {\n  unsigned long long i = n;\n  y[i] = 1.0f;\n}", 2, "64-bit integer type 'unsigned long long' of variable 'i'"},
+    {"u64 parameter", "__global__ void k(float* y,\n unsigned long long n) {\n  y[0] = 1.0f;\n}", 2, "64-bit integer type 'unsigned long long'"},
+    {"u16 buffer", "__global__ void k(unsigned short* y) {\n  y[0] = 1;\n}", 1, "16-bit integer type 'unsigned short *' of parameter 'y'"},
+    {"bool parameter", "__global__ void k(float* y,\n bool b) {\n  y[0] = b;\n}", 2, "bool parameter 'b'"},
+    {"bool buffer", "__global__ void k(bool* y) {\n  y[0] = true;\n}", 1, "bool buffer 'y'"},
+    {"increment in an index", "__global__ void k(float* y) {\n  int i = 0;\n  y[i++] = 1.0f;\n}", 3, "'++' inside an expression"},
+    {"chained assignment", "__global__ void k(int* y) {\n  int a, b;\n  a = b = 1;\n  y[0] = a;\n}", 3, "'=' inside an expression"},
+    {"comma in an expression", "__global__ void k(int* y) {\n  int a = 0;\n  y[0] = (a = 1, a);\n}", 3, "comma operator inside an expression"},
+    {"call in a ?: arm", "__device__ float f(float* p) { p[1] = 1.0f; return 2.0f; }\n__global__ void k(float* y) {\n  y[0] = y[2] > 0.0f ? f(y) : 0.0f;\n}",
+     3, "a function call in an arm of ?:"},
+    {"reference parameter", "__device__ void bump(float& v) { v += 1.0f; }\n__global__ void k(float* y) {\n  float v = y[0];\n  bump(v);\n  y[0] = v;\n}", 1,
+     "reference parameter 'v' of helper 'bump'"},
+    {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides unsigned"},
+    {"double (check's)", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
+};
+
+TEST(DecyWgsl, WhatWgslCannotExpressIsNamedWithItsLine) {
+  for (const Unsupported& u : kWgslUnsupported) {
+    const Wgsl g = translate_wgsl(u.source);
+    EXPECT_TRUE(g.text.empty()) << u.construct;
+    bool found = false;
+    for (const auto& e : g.errors) found |= e.loc.line == u.line && contains(e.message, u.message) && e.loc.file == "snippet.cu";
+    EXPECT_TRUE(found) << u.construct << ": expected line " << u.line << " '" << u.message << "', got:\n" << errors(g);
+  }
+}
+
+// The project's kernels (src/cuda/kernels): the f32 ones translate, u64 indices too; the u16 ones are refused by name.
+TEST(DecyWgsl, ProjectKernelsTranslateOrAreRefusedByName) {
+  const std::string layer = std::string(TRUENO_SOURCE_DIR) + "/src/cuda/kernels/layer_ops.cu";
+  const std::string prefill = std::string(TRUENO_SOURCE_DIR) + "/src/cuda/kernels/prefill_ops.cu";
+  for (const char* k : {"swiglu", "add_inplace", "attention_combine"}) {
+    const Wgsl g = translate_wgsl_file(layer, k);
+    EXPECT_TRUE(g.errors.empty()) << k << ": " << errors(g);
+    EXPECT_TRUE(contains(g.text, "fn overlap_prologue() {")) << k;  // the prelude's helper, its asm under #if
+    expect_valid_wgsl(g, std::string("layer_ops_") + k);
+  }
+  // Note [64-bit indices]: u64 index arithmetic (+, *, conversions of 32-bit values) in u32.
+  const Wgsl ac = translate_wgsl_file(layer, "attention_combine");
+  EXPECT_TRUE(ac.errors.empty()) << errors(ac);
+  EXPECT_TRUE(contains(ac.text, "decy_b_o[decy_off_o + ((((u32(h) * u32(max_chunks)) + u32(c)) * u32(hd)) + u32(d))]")) << ac.text;
+  expect_valid_wgsl(ac, "layer_ops_attention_combine");
+  const Wgsl ar = translate_wgsl_file(prefill, "add_rows");
+  EXPECT_TRUE(ar.errors.empty()) << errors(ar);
+  EXPECT_TRUE(contains(ar.text, "decy_b_y[(decy_wid.y * u32(n)) + u32(i)] += decy_b_b[i];")) << ar.text;
+  const Wgsl neg = translate_wgsl("__global__ void k(float* y, const float* x, int n) {\n  y[0] = x[-(long long)n * 3 + 7];\n}");
+  EXPECT_TRUE(neg.errors.empty()) << errors(neg);
+  EXPECT_TRUE(contains(neg.text, "decy_b_x[((0u - u32(n)) * 3u) + 7u]")) << neg.text;
+  EXPECT_TRUE(contains(errors(translate_wgsl_file(layer, "kv_append")), "16-bit integer type 'u16 *__restrict' of parameter 'kc'"));
+  EXPECT_TRUE(contains(errors(translate_wgsl_file(prefill, "cast_f16")), "16-bit integer"));
 }
 
 }  // namespace

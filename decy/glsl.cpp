@@ -468,6 +468,16 @@ class Emitter {
         error(e.loc, "compound assignment '" + e.op + "' of " + r.type.c_name + " into " + l.type.c_name + " (write the conversion)");
         return "0";
       }
+      // C divides in the common type: a wider or (as wide) unsigned right side makes it not l's type, and
+      // `int x; x /= u` is then not a signed division by int(u).
+      const bool is_signed = l.type.scalar == Scalar::I32 || l.type.scalar == Scalar::I64;
+      const bool r_signed = r.type.scalar == Scalar::I32 || r.type.scalar == Scalar::I64;
+      const bool other = scalar_bytes(r.type.scalar) > scalar_bytes(l.type.scalar) ||
+                         (scalar_bytes(r.type.scalar) == scalar_bytes(l.type.scalar) && is_signed && !r_signed);
+      if ((e.op == "/=" || e.op == "%=") && other) {
+        error(e.loc, "compound assignment '" + e.op + "' of " + r.type.c_name + " into " + l.type.c_name + " (C divides in the common type: write the conversion)");
+        return "0";
+      }
       return "(" + ex(l) + " " + e.op + " " + glsl_type(l.type.scalar) + "(" + ex(r) + "))";
     }
     if (is64(e.type.scalar)) int64_ = true;

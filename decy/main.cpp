@@ -1,6 +1,7 @@
-// decy: CUDA C++ kernels -> GLSL compute shaders (docs/DECY.md).
-//   decy list FILE.cu [-D NAME=VALUE]...
+// decy: CUDA C++ kernels -> GLSL or WGSL compute shaders (docs/DECY.md).
+//   decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...
 //   decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp
+//   decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl
 // Errors go to stderr as file:line: error: what; the exit status is then 1 (2: bad usage).
 #include <cstdio>
 #include <filesystem>
@@ -14,23 +15,27 @@
 #include "check.h"
 #include "glsl.h"
 #include "parse.h"
+#include "wgsl.h"
 
 namespace {
 
 int usage(const std::string& why) {
   std::cerr << "decy: " << why << "\n"
-            << "usage: decy list FILE.cu [-D NAME=VALUE]...\n"
-            << "       decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n";
+            << "usage: decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...\n"
+            << "       decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n"
+            << "       decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl\n";
   return 2;
 }
 
-int list(const decy::Module& m) {
+// Every kernel, and whether it translates to `target` (glsl when empty): codegen runs too, its errors count.
+int list(const decy::Module& m, const std::string& target, bool subgroups) {
   for (const auto& e : m.clang_errors) std::cerr << e.str() << "\n";
   for (const decy::Function* k : decy::kernels(m)) {
     std::cout << k->name << "(";
     for (std::size_t i = 0; i < k->params.size(); ++i) std::cout << (i ? ", " : "") << k->params[i].type.c_name << " " << k->params[i].name;
-    const decy::Glsl g = decy::emit_glsl(decy::check(m, k->name), m.file);  // codegen too: its errors count
-    std::cout << ")  " << k->loc.str() << (g.errors.empty() ? "" : "  [not translatable: " + g.errors[0].message + "]") << "\n";
+    const decy::Checked c = decy::check(m, k->name);
+    const auto errors = target == "wgsl" ? decy::emit_wgsl(c, m.file, {subgroups}).errors : decy::emit_glsl(c, m.file).errors;
+    std::cout << ")  " << k->loc.str() << (errors.empty() ? "" : "  [not translatable: " + errors[0].message + "]") << "\n";
   }
   for (const auto& s : m.skipped) std::cout << s.name << "  " << s.why.loc.str() << "  [not translatable: " << s.why.message << "]\n";
   return 0;
@@ -43,6 +48,7 @@ int main(int argc, char** argv) {
   if (args.empty()) return usage("no command");
   const std::string cmd = args[0];
   std::string file, target, kernel, out;
+  bool subgroups = false;  // wgsl: allow warp shuffles (WebGPU's 'subgroups' feature)
   decy::ParseOptions options;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -54,6 +60,7 @@ int main(int argc, char** argv) {
       if (a == "--target") target = value("--target");
       else if (a == "--kernel") kernel = value("--kernel");
       else if (a == "-o") out = value("-o");
+      else if (a == "--subgroups") subgroups = true;
       else if (a == "-D") options.defines.push_back(value("-D"));
       else if (a.starts_with("-D") && a.size() > 2) options.defines.push_back(a.substr(2));
       else if (!a.starts_with("-") && file.empty()) file = a;
@@ -63,32 +70,38 @@ int main(int argc, char** argv) {
     }
   }
   if (file.empty()) return usage("no input file");
+  if (!target.empty() && target != "glsl" && target != "wgsl") return usage("--target is glsl or wgsl");
+  if (subgroups && target != "wgsl") return usage("--subgroups is a wgsl option (GLSL output always may use subgroups)");
   if (!std::ifstream(file)) {
     std::cerr << file << ": error: cannot read the file\n";
     return 1;
   }
   const decy::Module m = decy::parse_file(file, options);
-  if (cmd == "list") return list(m);
+  if (cmd == "list") return list(m, target, subgroups);
   if (cmd != "translate") return usage("unknown command '" + cmd + "'");
-  if (target == "wgsl") {
-    std::cerr << "decy: --target wgsl is not implemented yet (docs/DECY.md): only glsl\n";
-    return 1;
-  }
-  if (target != "glsl") return usage("--target glsl is required");
+  if (target.empty()) return usage("--target glsl or --target wgsl is required");
   if (out.empty()) return usage("-o OUT is required");
   const decy::Checked c = decy::check(m, kernel);
-  const decy::Glsl g = decy::emit_glsl(c, file);
-  if (!g.errors.empty()) {
-    for (const auto& e : g.errors) std::cerr << e.str() << "\n";
-    std::cerr << "decy: " << (c.kernel ? c.kernel->name : kernel) << " not translated (" << g.errors.size() << " error"
-              << (g.errors.size() == 1 ? "" : "s") << ")\n";
+  std::string text;
+  std::vector<decy::Diagnostic> errors;
+  if (target == "glsl") {
+    decy::Glsl g = decy::emit_glsl(c, file);
+    text = std::move(g.text), errors = std::move(g.errors);
+  } else {
+    decy::Wgsl w = decy::emit_wgsl(c, file, {subgroups});
+    text = std::move(w.text), errors = std::move(w.errors);
+  }
+  if (!errors.empty()) {
+    for (const auto& e : errors) std::cerr << e.str() << "\n";
+    std::cerr << "decy: " << (c.kernel ? c.kernel->name : kernel) << " not translated to " << target << " (" << errors.size() << " error"
+              << (errors.size() == 1 ? "" : "s") << ")\n";
     return 1;
   }
   // Written to a temporary name and renamed into place: a failed write leaves no half shader behind.
   const std::string tmp = out + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream o(tmp, std::ios::binary);
-    o << g.text;
+    o << text;
     if (!o.flush()) {
       std::error_code ec;
       std::filesystem::remove(tmp, ec);

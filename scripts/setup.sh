@@ -14,7 +14,7 @@ SUDO=""
 NATIVE_PKGS=(build-essential cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libyaml-cpp-dev libcli11-dev libopenblas-dev
   nlohmann-json3-dev libpcre2-dev libcpp-httplib-dev nodejs
-  libvulkan-dev glslc mesa-vulkan-drivers libclang-14-dev
+  libvulkan-dev glslc mesa-vulkan-drivers libclang-14-dev chromium
   qemu-user g++-aarch64-linux-gnu
   emscripten googletest python3-yaml)
 ARM64_PKGS=(libgtest-dev:arm64 libpcre2-dev:arm64)
@@ -54,6 +54,12 @@ fi
 # The server tests' npm packages (the official openai SDK), pinned by tests/serve/package-lock.json.
 if [ ! -d tests/serve/node_modules/openai ] || [ tests/serve/package-lock.json -nt tests/serve/node_modules/.package-lock.json ]; then
   (cd tests/serve && npm ci --no-audit --no-fund)
+fi
+# decy's WGSL runner (npm webgpu: Dawn, prebuilt), pinned by decy/wgsl_runner/package-lock.json; it runs on
+# chromium's SwiftShader Vulkan driver (/usr/lib/chromium/vk_swiftshader_icd.json; docs/DECY.md, "WGSL").
+if [ ! -f decy/wgsl_runner/node_modules/webgpu/package.json ] ||
+   [ decy/wgsl_runner/package-lock.json -nt decy/wgsl_runner/node_modules/.package-lock.json ]; then
+  (cd decy/wgsl_runner && npm ci --no-audit --no-fund)
 fi
 [ "${1:-}" = "--deps" ] && exit 0
 

@@ -67,3 +67,26 @@ extern "C" __global__ void div_rem(const int* __restrict__ x, int* __restrict__ 
   q[i] = x[i] / m;
   r[i] = x[i] % m;
 }
+
+// Integer and control-flow constructs WGSL spells differently (docs/DECY.md, "WGSL"): a do-while, ?:,
+// unsigned negation, shifts by an int, an arithmetic >>=, and a helper that reads an index variable through
+// a view. The CPU reference: decy/mixed_ops_ref.h.
+__device__ __forceinline__ unsigned mix_bits(const unsigned* p, unsigned v, int s) {
+  return (p[threadIdx.x % 4] ^ (v << s)) + (v >> (31 - s));
+}
+extern "C" __global__ void mixed_ops(const unsigned* __restrict__ x, unsigned* __restrict__ y, int* __restrict__ z, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  unsigned v = x[i];
+  int steps = 0;
+  do {
+    v = v * 1664525u + 1013904223u;
+    ++steps;
+  } while ((v & 7u) != 0u && steps < 20);
+  const unsigned* row = x + (i / 4) * 4;
+  y[i] = mix_bits(row, -v, i % 31);
+  int s = (int)(x[i] >> 1);
+  s = s % 2 == 0 ? -s : s;
+  s >>= 8;  // |s * steps| < 2^31
+  z[i] = s * steps;
+}

@@ -95,7 +95,8 @@ std::string report(std::vector<std::string>* problems) {
        "Each shader against its CPU kernel on a Vulkan device (label gpu; lavapipe in CI; a visible skip elsewhere)."},
       // decy's tests are in their own binary (decy_tests): listed here, their names not checked by this one.
       {"decy", false,
-       "Each kernel translated by decy from CUDA C++ to GLSL, run on a Vulkan device against its CPU reference (decy_tests; docs/DECY.md)."}};
+       "Each kernel translated by decy from CUDA C++ to GLSL, run on a Vulkan device against its CPU reference, and to WGSL under Dawn "
+       "where WGSL can express it (each entry's wgsl_test) (decy_tests; docs/DECY.md)."}};
   for (const GpuFamily& fam : families) {
     const std::string file = std::string("contracts/gpu/") + fam.name + ".yaml";
     const YAML::Node g = YAML::LoadFile(dir + "/gpu/" + fam.name + ".yaml");
