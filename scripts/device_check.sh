@@ -48,6 +48,24 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tee "$out/batch7b.log" | tail -6
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda --decode-gemv cublas-f16 -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tail -6
 fi
+# Issue 15's table beyond the default run (EXTRA=1): FP8 prefill, the 1.1B model, the first prompt after
+# load (Note [Warm at load]), decode at long contexts, and the CPU decode on this machine's Xeon with and
+# without the packed Q4_K rows (Note [Packed CPU weights]) next to its read bandwidth.
+if [ "${EXTRA:-0}" = 1 ]; then
+  [ -f /tmp/7b.gguf ] || $B/bin/realizar synth --preset llama-7b --quant q4_k_m --out /tmp/7b.gguf >/dev/null 2>&1
+  [ -f /tmp/1b.gguf ] || $B/bin/realizar synth --preset llama-1b --quant q4_k_m --out /tmp/1b.gguf >/dev/null 2>&1
+  $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda --prefill-precision fp8 -p 512 -n 0 -r 3 2>&1 | tail -1
+  $B/bin/realizar bench -m /tmp/1b.gguf --backend cuda -p 512 -n 128 -r 3 2>&1 | tail -2
+  $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -d 0,16384 2>&1 | tail -2
+  prompt="The history of the city begins with a small settlement on the river, where traders from the north and the south met every spring to exchange grain, wool, salt and stories about the lands beyond the mountains"
+  TRUENO_LOG=info $B/bin/realizar run -m /tmp/7b.gguf --backend cuda -p "$prompt" -n 16 --temp 0 2>&1 | grep -E "warmed|prompt:"
+  $B/bin/trueno_bench --benchmark_filter='^read_bandwidth' --benchmark_min_time=0.3 2>&1 | grep -E '^read_bandwidth'
+  for repack in 1 0; do
+    echo "CPU decode, REALIZAR_REPACK=$repack:"
+    REALIZAR_REPACK=$repack $B/bin/realizar bench -m /tmp/7b.gguf -p 0 -n 16 -r 2 2>&1 | tail -1
+    REALIZAR_REPACK=$repack $B/bin/realizar bench -m /tmp/1b.gguf -p 0 -n 64 -r 2 2>&1 | tail -1
+  done
+fi
 # The server on the GPU under the bounded load test (bench/serve_load.py: the GPU machine has no Node).
 if [ "${SERVE:-0}" = 1 ]; then
   for mode in fused cublas-f16; do
