@@ -3,6 +3,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -86,14 +87,17 @@ class PackedQuantMatrix {
   std::span<const std::byte> original() const { return original_; }
   // Rows [0, packed_rows()) in groups of 8, each group's blocks contiguous.
   std::size_t packed_rows() const { return packed_rows_; }
-  std::span<const std::byte> packed() const { return packed_; }
+  std::span<const std::byte> packed() const { return {packed_.get(), packed_bytes_}; }
 
  private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
   PackedQuantMatrix() = default;
   QuantType type_ = QuantType::Q4_K;
   std::span<const std::byte> original_;
-  std::size_t rows_ = 0, cols_ = 0, packed_rows_ = 0;
-  std::vector<std::byte> packed_;
+  std::size_t rows_ = 0, cols_ = 0, packed_rows_ = 0, packed_bytes_ = 0;
+  std::unique_ptr<std::byte[], Free> packed_;  // 2 MiB aligned, huge pages asked for (Linux)
 };
 
 // Whether PackedQuantMatrix::pack packs `type` for the CPU tier `backend` resolves to.

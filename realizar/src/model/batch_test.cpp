@@ -96,7 +96,7 @@ TEST_P(BatchTest, PackedDecodeEqualsUnpackedDecode) {
   const bool plain_packs = plain.model.cpu_packed() != nullptr;
   unsetenv("REALIZAR_REPACK");
   ASSERT_FALSE(plain_packs);
-  std::printf("%s: %s\n", GetParam(), packed.model.cpu_packed() ? "Q4_K matrices packed" : "nothing packed on this tier");
+  std::printf("%s: %s\n", GetParam(), packed.model.cpu_packed() ? "Q4_K matrices packed" : "nothing packed (no Q4_K matrix, or no 8-row kernel on this tier)");
   std::mt19937_64 rng(test::seed());
   const auto tokens = random_tokens(rng, 12, packed.model.config().n_vocab);
   Session a(packed.model, 16), b(plain.model, 16);
