@@ -3,8 +3,11 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "trueno/backend.h"
 
@@ -66,19 +69,59 @@ void quantize(QuantType type, std::span<const float> x, std::span<std::byte> out
 // [Quantized activations], src/cpu/kernels/qdot/qdot_impl.h); F32/F16/BF16 weights use f32 dots.
 // Rows are split across trueno::num_threads(); results do not depend on the thread count.
 
+// A weight matrix with its rows also repacked 8 at a time (Note [Interleaved rows], src/quant/blocks.h)
+// for the 8-row decode kernels: one activation row (quant_matvec, quant_matvec_multi,
+// quant_gate_up_swiglu) takes those; the original bytes serve the rows past the last multiple of 8
+// and every call with more than one activation row. Memory: a second copy of the packed rows (their
+// bytes plus 2.8%: the scales decoded to bytes), beside the original.
+// Holds a view of the original bytes: they must outlive the PackedQuantMatrix and stay unchanged.
+class PackedQuantMatrix {
+ public:
+  // Nothing when the CPU tier `backend` resolves to has no 8-row kernel for `type` that beats the
+  // single-row dot: for now only Q4_K on AVX2 and AVX-512. Throws ShapeError on a size mismatch.
+  static std::optional<PackedQuantMatrix> pack(QuantType type, std::span<const std::byte> w, std::size_t rows,
+                                               std::size_t cols, std::optional<Backend> backend = {});
+  QuantType type() const { return type_; }
+  std::size_t rows() const { return rows_; }
+  std::size_t cols() const { return cols_; }
+  std::span<const std::byte> original() const { return original_; }
+  // Rows [0, packed_rows()) in groups of 8, each group's blocks contiguous.
+  std::size_t packed_rows() const { return packed_rows_; }
+  std::span<const std::byte> packed() const { return {packed_.get(), packed_bytes_}; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  PackedQuantMatrix() = default;
+  QuantType type_ = QuantType::Q4_K;
+  std::span<const std::byte> original_;
+  std::size_t rows_ = 0, cols_ = 0, packed_rows_ = 0, packed_bytes_ = 0;
+  std::unique_ptr<std::byte[], Free> packed_;  // 2 MiB aligned, huge pages asked for (Linux)
+};
+
+// Whether PackedQuantMatrix::pack packs `type` for the CPU tier `backend` resolves to.
+bool has_fast_x8(QuantType type, std::optional<Backend> backend = {});
+
 // y[rows] = W x
 void quant_matvec(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,
                   std::span<const float> x, std::span<float> y, std::optional<Backend> backend = {});
-// out[rows] = silu(W_gate x) * (W_up x), one pass over both weight matrices.
+// The same with the packed rows: equal to quant_matvec of w.original() bit for bit.
+void quant_matvec(const PackedQuantMatrix& w, std::span<const float> x, std::span<float> y,
+                  std::optional<Backend> backend = {});
+// out[rows] = silu(W_gate x) * (W_up x), one pass over both weight matrices. packed_gate / packed_up, when
+// given, are the same matrices packed (same results, bit for bit).
 void quant_gate_up_swiglu(QuantType type, std::span<const std::byte> w_gate, std::span<const std::byte> w_up,
                           std::size_t rows, std::size_t cols, std::span<const float> x, std::span<float> out,
-                          std::optional<Backend> backend = {});
+                          std::optional<Backend> backend = {}, const PackedQuantMatrix* packed_gate = nullptr,
+                          const PackedQuantMatrix* packed_up = nullptr);
 // One matrix of quant_matvec_multi: y[rows] = W x.
 struct QuantMatvecPart {
   QuantType type;
   std::span<const std::byte> w;
   std::size_t rows;
   std::span<float> y;
+  const PackedQuantMatrix* packed = nullptr;  // w packed (same results), or null
 };
 // Several matrices applied to the same x (decode: Q, K and V): x is quantized once per activation format
 // and the rows of all the matrices are split across the pool in one parallel region. Each y equals

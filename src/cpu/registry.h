@@ -10,7 +10,7 @@ namespace trueno::cpu {
 
 enum class Kind {
   Binary, Unary, Scale, Clamp, Ternary, Reduce, Reduce2, ArgReduce, Row, RmsNorm, LayerNorm, ToHalf, FromHalf,
-  Matmul, Matvec, Transpose, QDot, QDotRows, Dequant
+  Matmul, Matvec, Transpose, QDot, QDotRows, QDotX8, Dequant
 };
 
 using AnyFn = void (*)();

@@ -41,6 +41,23 @@ static_assert(sizeof(BlockQ4_0) == 18 && sizeof(BlockQ8_0) == 34, "32-element bl
 static_assert(sizeof(BlockQ4_K) == 144 && sizeof(BlockQ5_K) == 176 && sizeof(BlockQ6_K) == 210, "k-quants");
 static_assert(sizeof(BlockQ8_K) == 292, "Q8_K");
 
+// Note [Interleaved rows]
+// Decode multiplies each weight row with one activation row. A single-row dot unpacks every block,
+// decodes its packed 6-bit scales and needs horizontal sums to finish; with 8 consecutive rows stored
+// interleaved, one 256-bit register holds 4 bytes of each of the 8 rows, the activations are broadcast
+// (4 bytes to every 32-bit lane), and every lane accumulates its own row: no horizontal sums, scales
+// decoded once at load. Block i of a group of 8 Q4_K rows (the same as llama.cpp's q4_Kx8 in spirit):
+// the 8 rows' d and dmin, each row's 8 sub-block scales and mins decoded to bytes, and the rows' qs in
+// 4-byte pieces: for each 32-byte chunk c of qs and each piece k of it, rows 0..7's bytes
+// qs[32c + 4k .. 32c + 4k + 3] (32 bytes). quant/packed_matrix.cpp writes it (PackedQuantMatrix).
+struct BlockQ4_Kx8 {
+  std::uint16_t d[8], dmin[8];  // row r's f16 d, dmin
+  std::uint8_t scales[8][8];    // [sub-block j][row r], 6-bit
+  std::uint8_t mins[8][8];      // [sub-block j][row r], 6-bit
+  std::uint8_t qs[4][8][8][4];  // [chunk c][piece k][row r][byte b] = row r's qs[32c + 4k + b]
+};
+static_assert(sizeof(BlockQ4_Kx8) == 1184, "8 interleaved Q4_K blocks");
+
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block. Internal linkage: included by
 // ISA-compiled kernels (Note [ISA namespaces]).
 static inline void k_scale_min(const std::uint8_t* scales, int j, int* sc, int* m) {

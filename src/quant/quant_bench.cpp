@@ -59,6 +59,29 @@ void matvec(benchmark::State& state, QuantType t) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * one.size()));
 }
 
+// The same with the rows packed 8 at a time (PackedQuantMatrix), where the selected tier packs t.
+void matvec_packed(benchmark::State& state, QuantType t) {
+  const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
+  const int threads = static_cast<int>(state.range(2));
+  const auto one = random_weights(t, rows, cols);
+  std::vector<trueno::PackedQuantMatrix> packed;
+  for (std::size_t c = 0; c < std::max<std::size_t>(2, ((std::size_t{256} << 20) + one.size() - 1) / one.size()); ++c) {
+    auto p = trueno::PackedQuantMatrix::pack(t, one, rows, cols);
+    if (!p) return state.SkipWithError("this CPU tier does not pack this type");
+    packed.push_back(std::move(*p));
+  }
+  std::vector<float> x(cols, 0.5f), y(rows);
+  const int saved = trueno::num_threads();
+  trueno::set_num_threads(threads == 0 ? trueno::physical_cores() : threads);
+  std::size_t c = 0;
+  for (auto _ : state) {
+    trueno::quant_matvec(packed[c], x, y);
+    c = c + 1 == packed.size() ? 0 : c + 1;
+  }
+  trueno::set_num_threads(saved);
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * one.size()));
+}
+
 void prefill(benchmark::State& state, QuantType t) {
   const std::size_t rows = 4096, cols = 4096, m = static_cast<std::size_t>(state.range(0));
   const auto w = random_weights(t, rows, cols);
@@ -100,6 +123,12 @@ const int registered = [] {
     for (auto [r, c] : {std::pair<int, int>{4096, 4096}, {11008, 4096}, {4096, 11008}, {4096, 14336}})
       for (int th : {1, 0}) b->Args({r, c, th});
     b->ArgNames({"rows", "cols", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+    if (t == QuantType::Q4_K) {
+      auto* p = benchmark::RegisterBenchmark("quant_matvec_packed/q4_k", matvec_packed, t);
+      for (auto [r, c] : {std::pair<int, int>{4096, 4096}, {11008, 4096}, {4096, 11008}, {4096, 14336}})
+        for (int th : {1, 0}) p->Args({r, c, th});
+      p->ArgNames({"rows", "cols", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+    }
     const std::string pname = "quant_prefill/" + std::string(trueno::quant_info(t).name);
     benchmark::RegisterBenchmark(pname.c_str(), prefill, t)->Arg(16)->Arg(64)->Arg(512)->ArgName("m")->UseRealTime()->Unit(benchmark::kMillisecond);
   }

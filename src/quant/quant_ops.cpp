@@ -9,6 +9,7 @@
 #include "core/strings.h"
 #include "cpu/dispatch.h"
 #include "cpu/kernels/qdot/qgemm_amx.h"
+#include "quant/blocks.h"
 #include "quant/finite.h"
 #include "trueno/error.h"
 #include "trueno/quant.h"
@@ -19,6 +20,7 @@ namespace {
 
 using QDotFn = float (*)(const void*, const void*, std::size_t);
 using QDotRowsFn = void (*)(const void*, const void*, std::size_t, std::size_t, std::size_t, float*);
+using QDotX8Fn = void (*)(const void*, const void*, std::size_t, float*);
 
 QDotRowsFn qdot_rows_for(const cpu::KernelTable& t, QuantType type) {
   switch (type) {
@@ -58,7 +60,29 @@ struct Job {
   const float* x;          // m rows of f32 activations (float types)
   std::size_t xq_bytes, m;
   float* y[2];             // y[k][i * rows + r]
+  const std::byte* packed[2];  // w[k]'s rows [0, packed_rows) interleaved by 8 (m == 1), or null
+  std::size_t packed_rows;
+  QDotX8Fn dot_x8;
 };
+
+// A PackedQuantMatrix for matrix k of g (null: none), after checking it is that matrix.
+void attach_packed(const char* op, Job& g, int k, const PackedQuantMatrix* p) {
+  if (p == nullptr) return;
+  if (p->type() != g.type || p->rows() != g.rows || p->cols() != g.cols || p->original().data() != g.w[k])
+    throw InvalidArgument(strcat(op, ": the packed matrix (", quant_info(p->type()).name, ", ", p->rows(), " x ",
+                                 p->cols(), ") is not the weight matrix passed (", quant_info(g.type).name, ", ", g.rows,
+                                 " x ", g.cols, ")"));
+  if (g.m != 1 || p->type() != QuantType::Q4_K) return;  // prefill: the original rows
+  g.packed[k] = p->packed().data();
+  g.packed_rows = p->packed_rows();
+  g.dot_x8 = g.table->dot_x8_q4_k_q8_k;
+}
+
+// Rows per task: ~32K weight bytes, a multiple of 8 when rows are packed (tasks take whole groups).
+std::size_t rows_per_task(const Job& g) {
+  const std::size_t n = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
+  return g.dot_x8 ? (n + 7) / 8 * 8 : n;
+}
 
 // Float weights: a row as f32 in scratch (F32 copied: rows may be unaligned for float loads; 16-bit
 // rows widened with the conversion kernels), once per weight row for all activation rows.
@@ -91,11 +115,29 @@ void run_rows_batched(const Job& g, std::size_t begin, std::size_t end, std::siz
   }
 }
 
+// Decode with packed rows: whole groups of 8 by the 8-row kernel, the rest (and unpacked matrices) by
+// the single-row dot; begin is a multiple of 8 (rows_per_task).
+void run_rows_x8(const Job& g, std::size_t begin, std::size_t end, std::size_t nb) {
+  const std::size_t group_bytes = nb * sizeof(quant::BlockQ4_Kx8);
+  for (std::size_t r = begin; r < end;) {
+    const bool whole = r + 8 <= end && r + 8 <= g.packed_rows;
+    for (int k = 0; k < g.n_w; ++k) {
+      if (whole && g.packed[k]) {
+        g.dot_x8(g.packed[k] + r / 8 * group_bytes, g.xq, nb, g.y[k] + r);
+      } else {
+        for (std::size_t i = r; i < (whole ? r + 8 : r + 1); ++i) g.y[k][i] = g.dot(g.w[k] + i * g.row_bytes, g.xq, nb);
+      }
+    }
+    r += whole ? 8 : 1;
+  }
+}
+
 void run_rows(void* ctx, std::size_t task) {
   const Job& g = *static_cast<const Job*>(ctx);
   const std::size_t begin = task * g.rows_per_task, end = std::min(g.rows, begin + g.rows_per_task);
   const std::size_t nb = g.cols / quant_info(g.type).block_elems;
   if (g.dot && g.m > 1) return run_rows_batched(g, begin, end, nb);
+  if (g.dot_x8) return run_rows_x8(g, begin, end, nb);
   for (std::size_t r = begin; r < end; ++r)
     for (int k = 0; k < g.n_w; ++k) {
       const std::byte* wr = g.w[k] + r * g.row_bytes;
@@ -169,7 +211,7 @@ void quantize_activations(QuantType act, std::span<const float> x, std::size_t m
 
 void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w1, std::size_t rows,
          std::size_t cols, std::span<const float> x, std::size_t m, float* y0, float* y1,
-         std::optional<Backend> backend) {
+         std::optional<Backend> backend, const PackedQuantMatrix* p0 = nullptr, const PackedQuantMatrix* p1 = nullptr) {
   const cpu::KernelTable& t = cpu::kernels(backend, op);
   Job g{};
   g.table = &t;
@@ -181,6 +223,8 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   g.rows = rows, g.cols = cols, g.row_bytes = quant_row_bytes(type, cols), g.m = m;
   g.x = x.data();
   g.y[0] = y0, g.y[1] = y1;
+  attach_packed(op, g, 0, p0);
+  attach_packed(op, g, 1, p1);
   if (g.dot) {  // quantize the activations once (scratch of the calling thread: no allocation per call)
     // Checked here, on the caller's thread: the pool's tasks must not throw.
     if (!detail::all_finite(x.data(), x.size()))
@@ -199,7 +243,7 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   // ~32K weight bytes per task: enough to amortize a task, many tasks for balance. (8-256 KiB measured
   // on the device Xeon: 8-64 KiB within noise of each other, 256 KiB slower; software prefetch of the
   // next row was slower at every distance, docs/PERFORMANCE.md.)
-  g.rows_per_task = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
+  g.rows_per_task = rows_per_task(g);
   detail::parallel_run((rows + g.rows_per_task - 1) / g.rows_per_task, run_rows, &g);
 }
 
@@ -244,6 +288,7 @@ void quant_matvec_multi(std::span<const QuantMatvecPart> parts, std::size_t cols
     g.rows = p.rows, g.cols = cols, g.row_bytes = quant_row_bytes(p.type, cols), g.m = 1;
     g.x = x.data();
     g.y[0] = p.y.data(), g.y[1] = nullptr;
+    attach_packed("quant_matvec_multi", g, 0, p.packed);
     if (g.dot) {
       if (!checked && !detail::all_finite(x.data(), x.size()))
         for (std::size_t i = 0; i < x.size(); ++i)
@@ -260,7 +305,7 @@ void quant_matvec_multi(std::span<const QuantMatvecPart> parts, std::size_t cols
       }
       g.xq = xq_of[a];
     }
-    g.rows_per_task = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
+    g.rows_per_task = rows_per_task(g);
     mj.first_task[k + 1] = mj.first_task[k] + (p.rows + g.rows_per_task - 1) / g.rows_per_task;
   }
   detail::parallel_run(mj.first_task[mj.n], run_multi_task, &mj);
@@ -272,6 +317,12 @@ void quant_matvec(QuantType type, std::span<const std::byte> w, std::size_t rows
   run("quant_matvec", type, w.data(), nullptr, rows, cols, x, 1, y.data(), nullptr, backend);
 }
 
+void quant_matvec(const PackedQuantMatrix& w, std::span<const float> x, std::span<float> y,
+                  std::optional<Backend> backend) {
+  check("quant_matvec", w.type(), w.original().size(), w.rows(), w.cols(), x.size(), 1, y.size());
+  run("quant_matvec", w.type(), w.original().data(), nullptr, w.rows(), w.cols(), x, 1, y.data(), nullptr, backend, &w);
+}
+
 void quant_matmul(QuantType type, std::span<const std::byte> w, std::size_t rows, std::size_t cols,
                   std::span<const float> x, std::size_t m, std::span<float> y, std::optional<Backend> backend) {
   check("quant_matmul", type, w.size(), rows, cols, x.size(), m, y.size());
@@ -280,11 +331,13 @@ void quant_matmul(QuantType type, std::span<const std::byte> w, std::size_t rows
 
 void quant_gate_up_swiglu(QuantType type, std::span<const std::byte> w_gate, std::span<const std::byte> w_up,
                           std::size_t rows, std::size_t cols, std::span<const float> x, std::span<float> out,
-                          std::optional<Backend> backend) {
+                          std::optional<Backend> backend, const PackedQuantMatrix* packed_gate,
+                          const PackedQuantMatrix* packed_up) {
   check("quant_gate_up_swiglu", type, w_gate.size(), rows, cols, x.size(), 1, out.size());
   check("quant_gate_up_swiglu", type, w_up.size(), rows, cols, x.size(), 1, out.size());
   float* up = detail::thread_scratch(detail::ScratchSlot::kGateUp, rows);
-  run("quant_gate_up_swiglu", type, w_gate.data(), w_up.data(), rows, cols, x, 1, out.data(), up, backend);
+  run("quant_gate_up_swiglu", type, w_gate.data(), w_up.data(), rows, cols, x, 1, out.data(), up, backend, packed_gate,
+      packed_up);
   cpu::kernels(backend, "quant_gate_up_swiglu").swiglu(out.data(), up, out.data(), rows);
 }
 

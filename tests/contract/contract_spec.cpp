@@ -13,7 +13,7 @@ const char* const kKnownObligationTypes[] = {"simd_vs_scalar_ulp", "simd_vs_scal
                                              "f64_abs_rel",        "reduction_f64",        "compensated_f64",
                                              "rowwise_f64",        "gemm_frobenius_f64",   "matvec_f64",
                                              "qdot_f64",           "qdot_activation_f64",  "dequant_f64",
-                                             "rows_equal_single_dot",
+                                             "rows_equal_single_dot", "x8_equal_single_dot",
                                              nullptr};
 
 double Obligation::num(const std::string& key) const {

@@ -7,6 +7,7 @@
 
 #include "core/half.h"
 #include "quant/blocks.h"
+#include "quant/pack_x8.h"
 #include "trueno/quant.h"
 
 namespace trueno::test {
@@ -93,7 +94,7 @@ std::vector<double> min_parts(QuantType type, const std::vector<std::byte>& row,
 
 bool is_vector_kind(Kind kind) {
   return kind != Kind::Matmul && kind != Kind::Matvec && kind != Kind::Transpose && kind != Kind::QDot &&
-         kind != Kind::QDotRows && kind != Kind::Dequant;
+         kind != Kind::QDotRows && kind != Kind::QDotX8 && kind != Kind::Dequant;
 }
 
 void qdot_types(std::string_view op, int* w, int* x) {
@@ -158,6 +159,15 @@ Output run_kernel(const cpu::KernelInfo& k, const cpu::KernelTable& t, const Inp
       Shifted<float> y(in.m, off + 2);
       k.fn<cpu::QDotRows>(t)(w.p, xq.p, in.xq.size() / in.m, in.m, in.nb, y.p);
       out.f = y.get(in.m);
+      break;
+    }
+    case Kind::QDotX8: {  // in.wq: 8 Q4_K rows, packed here (Note [Interleaved rows])
+      std::vector<std::byte> packed(in.nb * sizeof(quant::BlockQ4_Kx8));
+      quant::pack_q4_k_x8(in.wq.data(), in.wq.size() / 8, in.nb, packed.data());
+      Shifted<std::byte> w(packed, off), xq(in.xq, off + 1);
+      Shifted<float> y(8, off + 2);
+      k.fn<cpu::QDotX8>(t)(w.p, xq.p, in.nb, y.p);
+      out.f = y.get(8);
       break;
     }
     case Kind::QDot: {
@@ -319,6 +329,7 @@ Reference reference64(const cpu::KernelInfo& k, const Inputs& in) {
       }
       break;
     case Kind::QDotRows:
+    case Kind::QDotX8:
       break;  // checked against the single-row kernel (rows_equal_single_dot), itself checked against f64
     case Kind::Dequant: {
       // Exact values; magnitude per element = |scale part| + |min part| (rounded separately in f32).

@@ -143,6 +143,19 @@ struct Checker {
           const float want = one->fn<cpu::QDot>(*table)(in.wq.data(), in.xq.data() + i * stride, in.nb);
           ASSERT_EQ(std::memcmp(&y.f[i], &want, 4), 0) << "row " << i << ": " << y.f[i] << " vs single-row " << want;
         }
+      } else if (o.type == "x8_equal_single_dot") {
+        // Against the scalar tier's single-row dot (every tier's single-row dot equals it bit for bit).
+        const std::string single = "dot_" + std::string(k.name.substr(7));  // dot_x8_X -> dot_X
+        const cpu::KernelInfo* one = cpu::find_kernel(single);
+        ASSERT_NE(one, nullptr) << single;
+        const auto* scalar_table = cpu::table_or_null(Backend::Scalar);
+        const std::size_t row_bytes = in.wq.size() / 8;
+        for (std::size_t r = 0; r < 8; ++r) {
+          const float want = one->fn<cpu::QDot>(*scalar_table)(in.wq.data() + r * row_bytes, in.xq.data(), in.nb);
+          // NaN (random bytes: f16 NaN scales) matches any NaN: which payload survives depends on operand order.
+          if (std::isnan(want) && std::isnan(y.f[r])) continue;
+          ASSERT_EQ(std::memcmp(&y.f[r], &want, 4), 0) << "row " << r << ": " << y.f[r] << " vs scalar single-row " << want;
+        }
       } else if (o.type == "dequant_f64") {
         for (std::size_t i = 0; i < y.f.size(); ++i)
           ASSERT_LE(std::fabs(y.f[i] - r.f[i]), o.num("ulps") * kU * r.mag[i]) << "element " << i << ": " << y.f[i]
@@ -337,6 +350,34 @@ TEST_P(KernelContract, Obligations) {
       }
       in.offset = m % 4;
       run_case(in, "m=" + std::to_string(m) + " blocks=" + std::to_string(in.nb), false);
+      if (HasFatalFailure()) return;
+    }
+    return;
+  }
+  if (k->kind == Kind::QDotX8) {
+    int wt, xt;
+    qdot_types("dot_" + p.op.substr(7), &wt, &xt);
+    const auto wtype = static_cast<QuantType>(wt), xtype = static_cast<QuantType>(xt);
+    std::normal_distribution<float> g(0.0f, 0.02f);
+    for (std::size_t nb : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{5}, std::size_t{8}, 1 + below(rng, 20)}) {
+      Inputs in;
+      in.nb = nb;
+      const std::size_t n = nb * quant_info(wtype).block_elems, row_bytes = quant_row_bytes(wtype, n);
+      std::vector<float> w(n);
+      in.wq.resize(8 * row_bytes);
+      for (std::size_t r = 0; r < 8; ++r) {
+        for (auto& v : w) v = g(rng);
+        quantize(wtype, w, std::span<std::byte>(in.wq.data() + r * row_bytes, row_bytes));
+      }
+      in.a = draws(rng, n, contract.lo, contract.hi);
+      in.xq.resize(quant_row_bytes(xtype, n));
+      quantize(xtype, in.a, in.xq);
+      in.offset = nb % 4;
+      run_case(in, "blocks=" + std::to_string(nb) + " offset=" + std::to_string(in.offset), false);
+      if (HasFatalFailure()) return;
+      // Random weight bytes: every level, scale and min pattern (NaN/inf f16 scales included).
+      for (auto& b : in.wq) b = static_cast<std::byte>(rng());
+      run_case(in, "random weight bytes, blocks=" + std::to_string(nb), false);
       if (HasFatalFailure()) return;
     }
     return;

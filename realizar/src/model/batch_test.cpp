@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
@@ -85,6 +86,25 @@ TEST_P(BatchTest, RowsEqualSingleSequencesAsSequencesJoinAndLeave) {
   EXPECT_GT(pool->free_blocks(), before);
   batched.clear();
   EXPECT_EQ(pool->free_blocks(), pool->total_blocks());
+}
+
+// Note [Packed CPU weights]: decode with the packed Q4_K matrices gives the logits of decode without them,
+// bit for bit (REALIZAR_REPACK=0 is read when a model first packs).
+TEST_P(BatchTest, PackedDecodeEqualsUnpackedDecode) {
+  const Loaded packed(GetParam()), plain(GetParam());
+  setenv("REALIZAR_REPACK", "0", 1);
+  const bool plain_packs = plain.model.cpu_packed() != nullptr;
+  unsetenv("REALIZAR_REPACK");
+  ASSERT_FALSE(plain_packs);
+  std::printf("%s: %s\n", GetParam(), packed.model.cpu_packed() ? "Q4_K matrices packed" : "nothing packed (no Q4_K matrix, or no 8-row kernel on this tier)");
+  std::mt19937_64 rng(test::seed());
+  const auto tokens = random_tokens(rng, 12, packed.model.config().n_vocab);
+  Session a(packed.model, 16), b(plain.model, 16);
+  a.forward(std::span(tokens).first(3)), b.forward(std::span(tokens).first(3));
+  for (std::size_t t = 3; t < tokens.size(); ++t) {
+    a.forward(std::span(tokens).subspan(t, 1)), b.forward(std::span(tokens).subspan(t, 1));
+    ASSERT_TRUE(same_bits(a.logits(), b.logits())) << "position " << t;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BatchTest, ::testing::Values("stories260K.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"),

@@ -33,8 +33,19 @@ namespace realizar {
 namespace ops = trueno::ops;
 namespace {
 
+using Packed = std::optional<trueno::PackedQuantMatrix>;
+
+// The packed copy of a matrix for a decode step (Note [Packed CPU weights]), or null.
+const trueno::PackedQuantMatrix* packed(const PackedWeights* pw, const Packed PackedWeights::Layer::*which, std::size_t l) {
+  if (pw == nullptr) return nullptr;
+  const Packed& p = pw->layers[l].*which;
+  return p ? &*p : nullptr;
+}
+
 // Y[T][rows] = X[T][cols] W^T. For F16 weights X is rounded to f16 first (Note [Reference arithmetic]).
-void linear(const Matrix& w, const std::vector<float>& x, std::size_t T, std::vector<float>& y) {
+// wp: w packed (T == 1 only; the same results), or null.
+void linear(const Matrix& w, const std::vector<float>& x, std::size_t T, std::vector<float>& y,
+            const trueno::PackedQuantMatrix* wp = nullptr) {
   y.resize(T * w.rows);
   const std::size_t n = T * w.cols;
   std::span<const float> in = std::span(x).first(n);
@@ -46,7 +57,9 @@ void linear(const Matrix& w, const std::vector<float>& x, std::size_t T, std::ve
     ops::f16_to_f32(half, rounded);
     in = rounded;
   }
-  if (T == 1)
+  if (T == 1 && wp != nullptr)
+    trueno::quant_matvec(*wp, in, y);
+  else if (T == 1)
     trueno::quant_matvec(w.type, w.data, w.rows, w.cols, in, y);
   else
     trueno::quant_matmul(w.type, w.data, w.rows, w.cols, in, T, y);
@@ -179,6 +192,7 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
   }
   tap(rec, kNoLayer, "token_embd", w.x, T);
   const std::size_t kv_row = std::size_t{c_.n_head_kv} * c_.head_dim;
+  const PackedWeights* pw = T == 1 ? m.cpu_packed() : nullptr;  // decode only: prefill reads the file
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const LayerWeights& lw = m.layers[l];
     const int li = static_cast<int>(l);
@@ -188,9 +202,10 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
         lw.wv.type != trueno::QuantType::F16) {
       // Decode: Q, K and V from one quantization of xn and one pool hand-off (quant_matvec_multi).
       w.q.resize(lw.wq.rows), w.k_new.resize(lw.wk.rows), w.v_new.resize(lw.wv.rows);
-      const trueno::QuantMatvecPart parts[3] = {{lw.wq.type, lw.wq.data, lw.wq.rows, w.q},
-                                                {lw.wk.type, lw.wk.data, lw.wk.rows, w.k_new},
-                                                {lw.wv.type, lw.wv.data, lw.wv.rows, w.v_new}};
+      const trueno::QuantMatvecPart parts[3] = {
+          {lw.wq.type, lw.wq.data, lw.wq.rows, w.q, packed(pw, &PackedWeights::Layer::wq, l)},
+          {lw.wk.type, lw.wk.data, lw.wk.rows, w.k_new, packed(pw, &PackedWeights::Layer::wk, l)},
+          {lw.wv.type, lw.wv.data, lw.wv.rows, w.v_new, packed(pw, &PackedWeights::Layer::wv, l)}};
       trueno::quant_matvec_multi(parts, d, std::span(w.xn).first(d));
     } else {
       linear(lw.wq, w.xn, T, w.q);
@@ -208,7 +223,7 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
     tap(rec, li, "q_rope", w.q, T), tap(rec, li, "k_rope", w.k_new, T);
     attention(m, l, rows, w);
     tap(rec, li, "attn_out", w.att, T);
-    linear(lw.wo, w.att, T, w.proj);
+    linear(lw.wo, w.att, T, w.proj, packed(pw, &PackedWeights::Layer::wo, l));
     ops::add(w.x, w.proj, w.x);
     tap(rec, li, "ffn_inp", w.x, T);
 
@@ -216,14 +231,15 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
     tap(rec, li, "ffn_norm", w.xn, T);
     if (T == 1 && lw.gate.type == lw.up.type) {
       w.gate.resize(c_.n_ff);
-      trueno::quant_gate_up_swiglu(lw.gate.type, lw.gate.data, lw.up.data, c_.n_ff, d, std::span(w.xn).first(d), w.gate);
+      trueno::quant_gate_up_swiglu(lw.gate.type, lw.gate.data, lw.up.data, c_.n_ff, d, std::span(w.xn).first(d), w.gate, {},
+                                   packed(pw, &PackedWeights::Layer::gate, l), packed(pw, &PackedWeights::Layer::up, l));
     } else {  // the same products and the same swiglu kernel as the fused call: equal bit for bit
       linear(lw.gate, w.xn, T, w.gate);
       linear(lw.up, w.xn, T, w.up);
       ops::swiglu(w.gate, w.up, w.gate);
     }
     tap(rec, li, "ffn_act", w.gate, T);
-    linear(lw.down, w.gate, T, w.proj);
+    linear(lw.down, w.gate, T, w.proj, packed(pw, &PackedWeights::Layer::down, l));
     tap(rec, li, "ffn_out", w.proj, T);
     ops::add(w.x, w.proj, w.x);
     tap(rec, li, "l_out", w.x, T);
@@ -232,7 +248,7 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
   std::vector<float> last(w.x.begin() + first_logits * d, w.x.end());
   rmsnorm_rows(last, m.output_norm, c_.rms_eps, n, w.xn);
   tap(rec, kNoLayer, "output_norm", w.xn, n);
-  linear(m.output, w.xn, n, w.logits);
+  linear(m.output, w.xn, n, w.logits, pw != nullptr && pw->output ? &*pw->output : nullptr);
   tap(rec, kNoLayer, "logits", w.logits, n);
 }
 

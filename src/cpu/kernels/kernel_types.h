@@ -47,6 +47,9 @@ using QDot = float(const void* w, const void* xq, std::size_t nb);
 // dot with row i bit for bit; the weight blocks are decoded once for all m rows (prefill).
 using QDotRows = void(const void* w, const void* xq, std::size_t xq_row_bytes, std::size_t m, std::size_t nb,
                       float* out);
+// Eight weight rows interleaved (Note [Interleaved rows], quant/blocks.h: nb blocks of 8 rows) against
+// one activation row: out[r] equals the single-row dot of row r bit for bit (decode).
+using QDotX8 = void(const void* w8, const void* xq, std::size_t nb, float* out);
 // nb blocks of a quantized type -> f32 values.
 using Dequant = void(const void* src, float* dst, std::size_t nb);
 

@@ -99,6 +99,33 @@ inline float generic_dot_k45(const void* w, const void* x, std::size_t nb) {
   return sum;
 }
 
+// Eight interleaved Q4_K rows (Note [Interleaved rows], quant/blocks.h) against one Q8_K row: per row
+// the integer sums and float steps of generic_dot_k45, in its order, so out[r] is its dot of row r.
+inline void generic_dot_x8_q4_k_q8_k(const void* w, const void* x, std::size_t nb, float* out) {
+  float sum[8] = {};
+  for (std::size_t i = 0; i < nb; ++i) {
+    const auto b = load_block<quant::BlockQ4_Kx8>(w, i);
+    const auto bx = load_block<quant::BlockQ8_K>(x, i);
+    for (int r = 0; r < 8; ++r) {
+      int sumi = 0, summ = 0;
+      for (int c = 0; c < 4; ++c) {
+        int s0 = 0, s1 = 0;
+        for (int l = 0; l < 32; ++l) {
+          const int q = b.qs[c][l / 4][r][l % 4];
+          s0 += (q & 0xF) * bx.qs[64 * c + l];
+          s1 += (q >> 4) * bx.qs[64 * c + 32 + l];
+        }
+        sumi += b.scales[2 * c][r] * s0 + b.scales[2 * c + 1][r] * s1;
+        summ += b.mins[2 * c][r] * (bx.bsums[4 * c] + bx.bsums[4 * c + 1]) +
+                b.mins[2 * c + 1][r] * (bx.bsums[4 * c + 2] + bx.bsums[4 * c + 3]);
+      }
+      const float d = detail::f16_bits_to_f32(b.d[r]) * bx.d, dmin = detail::f16_bits_to_f32(b.dmin[r]) * bx.d;
+      sum[r] += d * static_cast<float>(sumi) - dmin * static_cast<float>(summ);
+    }
+  }
+  for (int r = 0; r < 8; ++r) out[r] = sum[r];
+}
+
 inline float generic_dot_q6_k_q8_k(const void* w, const void* x, std::size_t nb) {
   float sum = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {

@@ -25,6 +25,12 @@ float dot_q5_k_q8_k(const void* w, const void* x, std::size_t nb) {
 float dot_q6_k_q8_k(const void* w, const void* x, std::size_t nb) { return generic_dot_q6_k_q8_k(w, x, nb); }
 #endif
 
+#ifndef TRUENO_QDOT_HAVE_X8_Q4_K
+void dot_x8_q4_k_q8_k(const void* w, const void* x, std::size_t nb, float* out) {
+  generic_dot_x8_q4_k_q8_k(w, x, nb, out);
+}
+#endif
+
 // Multi-row entries without a hand-written variant: the single-row dot per activation row.
 #define TRUENO_QDOT_ROWS_LOOP(name, single)                                                              \
   void name(const void* w, const void* xq, std::size_t stride, std::size_t m, std::size_t nb, float* out) { \

@@ -1,0 +1,11 @@
+// Repacking 8 consecutive quantized rows into the interleaved layout of the 8-row decode kernels
+// (Note [Interleaved rows], quant/blocks.h). Internal: PackedQuantMatrix and the contract tests use it.
+#pragma once
+#include <cstddef>
+
+namespace trueno::quant {
+
+// rows: 8 Q4_K rows of nb blocks, row_bytes apart -> out: nb BlockQ4_Kx8 (nb * 1184 bytes).
+void pack_q4_k_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, std::byte* out);
+
+}  // namespace trueno::quant
