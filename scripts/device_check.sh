@@ -62,8 +62,8 @@ if [ "${EXTRA:-0}" = 1 ]; then
   $B/bin/trueno_bench --benchmark_filter='^read_bandwidth' --benchmark_min_time=0.3 2>&1 | grep -E '^read_bandwidth'
   for repack in 1 0; do
     echo "CPU decode, REALIZAR_REPACK=$repack:"
-    REALIZAR_REPACK=$repack $B/bin/realizar bench -m /tmp/7b.gguf -p 0 -n 16 -r 2 2>&1 | tail -1
-    REALIZAR_REPACK=$repack $B/bin/realizar bench -m /tmp/1b.gguf -p 0 -n 64 -r 2 2>&1 | tail -1
+    REALIZAR_REPACK=$repack $B/bin/realizar bench -m /tmp/7b.gguf --backend avx512 -p 0 -n 16 -r 2 2>&1 | tail -1
+    REALIZAR_REPACK=$repack $B/bin/realizar bench -m /tmp/1b.gguf --backend avx512 -p 0 -n 64 -r 2 2>&1 | tail -1
   done
 fi
 # The server on the GPU under the bounded load test (bench/serve_load.py: the GPU machine has no Node).
