@@ -50,7 +50,8 @@ const std::map<std::string, Spec>& specs() {
   return m;
 }
 
-std::size_t utf8_seq_len(std::string_view s, std::size_t i) {
+// The valid UTF-8 sequence at s[i]: its length (0 when invalid) and, when cp is given, its code point.
+std::size_t utf8_seq_len(std::string_view s, std::size_t i, char32_t* cp_out = nullptr) {
   const auto c = static_cast<unsigned char>(s[i]);
   std::size_t n = c < 0x80 ? 1 : (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
   if (n == 0 || i + n > s.size()) return 0;
@@ -62,6 +63,7 @@ std::size_t utf8_seq_len(std::string_view s, std::size_t i) {
   }
   const std::uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
   if (cp < min[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+  if (cp_out) *cp_out = cp;
   return n;
 }
 
@@ -146,9 +148,8 @@ class BuiltinRegex final : public PreTokenizer::Regex {
     std::vector<char32_t> cps;
     std::vector<std::size_t> at;  // byte offset of each code point, and of the end
     for (std::size_t i = off; i < off + len;) {
-      const std::size_t n = utf8_seq_len(text, i);  // text is valid UTF-8 (valid_utf8)
-      char32_t cp = n == 1 ? static_cast<unsigned char>(text[i]) : static_cast<unsigned char>(text[i]) & (0xFF >> (n + 1));
-      for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+      char32_t cp = 0;
+      const std::size_t n = utf8_seq_len(text, i, &cp);  // text is valid UTF-8 (valid_utf8): n >= 1
       cps.push_back(cp), at.push_back(i);
       i += n;
     }
