@@ -12,7 +12,7 @@
 // Exit status 0: done; 1: a WebGPU error or no adapter (the message names it); 2: bad usage.
 // On these machines: VK_ICD_FILENAMES=/usr/lib/chromium/vk_swiftshader_icd.json (Chromium's SwiftShader:
 // Dawn finds no adapter on Mesa's lavapipe; ../shared/docs/browser-testing.md).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { create, globals } from 'webgpu';
 
 function usage(why) {
@@ -130,7 +130,9 @@ async function main() {
   if (scope) fail(`WebGPU validation: ${scope.message}`);
   for (const r of readbacks) {
     await r.buffer.mapAsync(GPUMapMode.READ);
-    writeFileSync(r.path, new Uint8Array(r.buffer.getMappedRange()).slice(0, buffers[r.binding].size));
+    // Written to a temporary name and renamed into place: a failed run leaves no half-written output.
+    writeFileSync(`${r.path}.tmp`, new Uint8Array(r.buffer.getMappedRange()).slice(0, buffers[r.binding].size));
+    renameSync(`${r.path}.tmp`, r.path);
     r.buffer.unmap();
   }
   if (errors.length) fail(`WebGPU errors: ${errors.join('; ')}`);
