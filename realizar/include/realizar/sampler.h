@@ -46,11 +46,14 @@ class Sampler {
   // Temperature softmax, top-p, min-p and a draw (one number from the generator) over best, the best
   // candidates(n_vocab) penalized candidates in better() order; best is overwritten.
   std::int32_t draw(std::span<Candidate> best);
+  // Puts the best n of cand (in id order on entry) first, in better() order; the order of the rest is
+  // unspecified. Note [Ranking the whole vocabulary] (sampler.cpp).
+  static void rank_candidates(std::vector<Candidate>& cand, std::size_t n, std::vector<Candidate>& scratch);
 
  private:
   SamplerOptions o_;
   std::mt19937_64 rng_;
-  std::vector<Candidate> cand_;
+  std::vector<Candidate> cand_, scratch_;
 };
 
 }  // namespace realizar

@@ -1,5 +1,15 @@
 // Sampling steps in the usual order: penalty -> (greedy | top-k -> temperature softmax -> top-p -> min-p -> draw).
 //
+// Note [Ranking the whole vocabulary]
+// With top_k off (the OpenAI default: a request that sets only a temperature) every token is a candidate
+// and ranking them is a sort of n_vocab pairs: 4 ms for a 32K vocabulary and 24 ms for 152K with
+// std::partial_sort, more than a decode step on a GPU. better() is a strict total order when no logit is
+// NaN (the logit descending, then the id ascending; -0 equals +0), so any correct sort gives the same
+// sequence: rank_candidates sorts large rankings with a stable LSD radix sort over a 32-bit key that
+// orders floats descending, starting from the candidates in id order (ties then keep the lower id
+// first). The tokens drawn are the same as before, bit for bit (sampler_test.cpp checks it against
+// partial_sort); with a NaN the order is partial_sort's own and that path stays.
+//
 // Note [Greedy ties and NaN]
 // Candidates rank by better(): the larger logit, then the lower id. Greedy is std::min_element under
 // that order, which scans from id 0 and moves only to a strictly better candidate. NaN compares false
@@ -10,12 +20,53 @@
 // the host path (sample_cuda.cpp).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <utility>
 
 #include "realizar/sampler.h"
 #include "trueno/error.h"
 #include "util/strcat.h"
 
 namespace realizar {
+
+namespace {
+
+// A key whose ascending order is better()'s order of the logit: floats descending, -0 as +0.
+std::uint32_t descending_key(float f) {
+  if (f == 0.0f) f = 0.0f;
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  u = (u & 0x80000000u) != 0 ? ~u : u ^ 0x80000000u;  // ascending floats -> ascending unsigned
+  return ~u;
+}
+
+// Stable LSD radix sort of cand (in id order) by descending_key: 11 + 11 + 10 bits.
+void radix_rank(std::vector<Sampler::Candidate>& cand, std::vector<Sampler::Candidate>& tmp) {
+  constexpr int kShift[3] = {0, 11, 22};
+  constexpr std::uint32_t kMask[3] = {0x7FF, 0x7FF, 0x3FF};
+  std::vector<std::uint32_t> count(3 * 2048, 0);
+  for (const auto& c : cand) {
+    const std::uint32_t k = descending_key(c.first);
+    for (int p = 0; p < 3; ++p) ++count[p * 2048 + ((k >> kShift[p]) & kMask[p])];
+  }
+  tmp.resize(cand.size());
+  for (int p = 0; p < 3; ++p) {
+    std::uint32_t* h = &count[p * 2048];
+    std::uint32_t sum = 0;
+    for (int d = 0; d < 2048; ++d) sum += std::exchange(h[d], sum);  // exclusive prefix sums
+    for (const auto& c : cand) tmp[h[(descending_key(c.first) >> kShift[p]) & kMask[p]]++] = c;
+    cand.swap(tmp);
+  }
+}
+
+}  // namespace
+
+void Sampler::rank_candidates(std::vector<Candidate>& cand, std::size_t n, std::vector<Candidate>& scratch) {
+  constexpr std::size_t kRadixFrom = 1024;  // below, partial_sort's heap over n is already cheap
+  const bool any_nan = std::any_of(cand.begin(), cand.end(), [](const Candidate& c) { return std::isnan(c.first); });
+  if (n > kRadixFrom && !any_nan) return radix_rank(cand, scratch);  // Note [Ranking the whole vocabulary]
+  std::partial_sort(cand.begin(), cand.begin() + static_cast<std::ptrdiff_t>(n), cand.end(), better);
+}
 
 Sampler::Sampler(SamplerOptions o) : o_(o), rng_(o.seed) {
   if (!(o.temperature >= 0)) throw trueno::InvalidArgument(strcat("--temp must be >= 0, got ", o.temperature));
@@ -49,7 +100,7 @@ std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std:
   for (const std::int32_t id : penalized(history, logits.size())) cand_[id].first = penalize(cand_[id].first);
   if (greedy()) return std::min_element(cand_.begin(), cand_.end(), better)->second;  // Note [Greedy ties and NaN]
   const std::size_t n = candidates(cand_.size());
-  std::partial_sort(cand_.begin(), cand_.begin() + n, cand_.end(), better);
+  rank_candidates(cand_, n, scratch_);
   return draw(std::span(cand_).first(n));
 }
 

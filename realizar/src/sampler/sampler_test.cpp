@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <set>
@@ -156,6 +158,71 @@ TEST(Sampler, TheTwoHalvesDrawWhatSampleDraws) {
       history.push_back(want);
     }
   }
+}
+
+// Note [Ranking the whole vocabulary]: the radix ranking of large candidate sets must give partial_sort's
+// order exactly (ties by id, -0 as +0, infinities), and sample() over a large vocabulary the tokens of a
+// full std::sort followed by draw().
+TEST(Sampler, RadixRankingEqualsPartialSort) {
+  const std::uint64_t seed = 20261201;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int> level(-40, 40);
+  std::normal_distribution<float> wide(0.0f, 30.0f);
+  for (const std::size_t V : {1025u, 5000u, 32000u, 152064u}) {
+    for (const std::size_t n : {V, V - 1, std::size_t{1025}, std::size_t{4000}}) {
+      if (n > V) continue;
+      std::vector<Sampler::Candidate> a(V), scratch;
+      for (std::size_t i = 0; i < V; ++i) {
+        float l = (i % 3 == 0) ? static_cast<float>(level(rng)) * 0.25f : wide(rng);  // many ties, and a wide range
+        if (i % 97 == 0) l = -0.0f;
+        if (i % 89 == 0) l = 0.0f;
+        if (i % 1001 == 0) l = -std::numeric_limits<float>::infinity();
+        if (i == 7) l = std::numeric_limits<float>::infinity();
+        a[i] = {l, static_cast<std::int32_t>(i)};
+      }
+      auto want = a;
+      std::partial_sort(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(n), want.end(), Sampler::better);
+      Sampler::rank_candidates(a, n, scratch);
+      for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(a[i].second, want[i].second) << "V " << V << ", n " << n << ", rank " << i;
+        ASSERT_EQ(std::memcmp(&a[i].first, &want[i].first, sizeof(float)), 0) << "V " << V << ", rank " << i;
+      }
+    }
+  }
+}
+
+TEST(Sampler, LargeVocabularyDrawsWhatAFullSortDraws) {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int> level(-60, 20);
+  for (const int top_k : {0, 3000}) {
+    SamplerOptions o;
+    o.temperature = 0.8f, o.top_k = top_k, o.top_p = 1.0f, o.min_p = 0.0f, o.repeat_penalty = 1.1f, o.seed = 3;
+    if (top_k != 0) o.top_p = 0.95f, o.min_p = 0.01f;
+    Sampler whole(o), halves(o);
+    std::vector<std::int32_t> history;
+    for (int step = 0; step < 40; ++step) {
+      std::vector<float> logits(32000);
+      for (float& l : logits) l = static_cast<float>(level(rng)) * 0.125f;
+      const std::int32_t want = whole.sample(logits, history);
+      std::vector<Sampler::Candidate> c(logits.size());
+      for (std::size_t i = 0; i < c.size(); ++i) c[i] = {logits[i], static_cast<std::int32_t>(i)};
+      for (const std::int32_t id : halves.penalized(history, c.size())) c[id].first = halves.penalize(c[id].first);
+      std::sort(c.begin(), c.end(), Sampler::better);
+      ASSERT_EQ(halves.draw(std::span(c).first(halves.candidates(c.size()))), want) << "top_k " << top_k << ", step " << step;
+      history.push_back(want);
+    }
+  }
+}
+
+TEST(Sampler, NaNKeepsThePartialSortRanking) {
+  std::vector<Sampler::Candidate> a(3000), scratch;
+  for (std::size_t i = 0; i < a.size(); ++i) a[i] = {static_cast<float>(i % 17), static_cast<std::int32_t>(i)};
+  a[5].first = std::numeric_limits<float>::quiet_NaN();
+  auto want = a;
+  std::partial_sort(want.begin(), want.end(), want.end(), Sampler::better);
+  Sampler::rank_candidates(a, a.size(), scratch);
+  for (std::size_t i = 0; i < a.size(); ++i) ASSERT_EQ(a[i].second, want[i].second) << "rank " << i;
 }
 
 }  // namespace
