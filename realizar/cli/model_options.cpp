@@ -25,6 +25,10 @@ void ModelOptions::add_to(CLI::App* cmd) {
   cmd->add_option("--prefill-precision", prefill_precision,
                   "CUDA prompt products: f16 (cuBLAS, f32 accumulation), fp8 (cuBLASLt E4M3) or tokens (no batching)")
       ->capture_default_str();
+  cmd->add_option("--gemm-weights", gemm_weights,
+                  "CUDA prompt and batched-step products: f16 weights staged (dequantized a layer ahead, per pass), resident "
+                  "(dequantized once at load: 2 more bytes per weight) or auto (resident when it fits in half the free memory)")
+      ->capture_default_str();
   cmd->add_flag("--recheck", recheck, "Run the parity gate even when a verdict for this model and GPU is cached");
   cmd->add_flag("--no-parity-gate", no_gate, "Use the GPU backend without comparing its logits with the CPU's (warns)");
 }
@@ -68,18 +72,20 @@ CudaOptions ModelOptions::cuda() const {
   CudaOptions o;
   o.decode_gemv = parse_decode_gemv(decode_gemv);
   o.prefill = parse_prefill_precision(prefill_precision);
+  o.gemm_weights = parse_gemm_weights(gemm_weights);
   return o;
 }
 
 BackendChoice ModelOptions::apply() const {
   if (threads > 0) trueno::set_num_threads(threads);  // -t overrides TRUENO_THREADS, the default otherwise
   const CudaOptions o = cuda();
-  const bool cuda_flags = o.decode_gemv != CudaOptions::DecodeGemv::Fused || o.prefill != CudaOptions::Prefill::F16;
+  const bool cuda_flags = o.decode_gemv != CudaOptions::DecodeGemv::Fused || o.prefill != CudaOptions::Prefill::F16 ||
+                          o.gemm_weights != CudaOptions::GemmWeights::Auto;
   BackendChoice c;
   if (!backend.empty()) c.device = trueno::parse_device(backend);
-  if (cuda_flags && backend.empty()) throw trueno::InvalidArgument("--decode-gemv and --prefill-precision apply to --backend cuda only");
+  if (cuda_flags && backend.empty()) throw trueno::InvalidArgument("--decode-gemv, --prefill-precision and --gemm-weights apply to --backend cuda only");
   if (cuda_flags && (!c.device || c.device->kind != trueno::DeviceKind::CUDA))
-    throw trueno::InvalidArgument("--decode-gemv and --prefill-precision apply to --backend cuda only");
+    throw trueno::InvalidArgument("--decode-gemv, --prefill-precision and --gemm-weights apply to --backend cuda only");
   if (backend.empty()) return c;
   if (c.device) {
     trueno::require_available(*c.device);

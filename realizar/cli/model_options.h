@@ -23,10 +23,10 @@ struct ModelOptions {
   std::string model;
   int threads = 0;  // 0: all physical cores
   std::string backend;
-  std::string decode_gemv = "fused", prefill_precision = "f16";
+  std::string decode_gemv = "fused", prefill_precision = "f16", gemm_weights = "auto";
   bool recheck = false, no_gate = false;
   void add_to(CLI::App* cmd);
-  // --decode-gemv and --prefill-precision (CUDA only); throws naming an unknown value.
+  // --decode-gemv, --prefill-precision and --gemm-weights (CUDA only); throws naming an unknown value.
   CudaOptions cuda() const;
   // The sequence a command runs on (Note [Parity gate]): a forced CPU backend as asked; otherwise the GPU
   // backends in priority order through the parity gate (a forced GPU one is used even when it fails,

@@ -133,6 +133,13 @@ class Batch {
  public:
   virtual ~Batch() = default;
   virtual void step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) = 0;
+  // Prompt chunks of several sequences: chunks[i] (at least one token) goes to seqs[i] at its position;
+  // afterwards each holds its last token's logits, as seqs[i]->forward(chunks[i]) leaves them. The
+  // default checks the sizes (no empty chunk, none past its context, no sequence twice) and runs the
+  // forwards one after another (each checks its tokens); a backend whose prompt products are GEMMs checks
+  // everything first and runs them as one pass, so the prompts share each weight's read (Note [Joint
+  // prefill], CUDA).
+  virtual void prefill(std::span<Sequence* const> seqs, std::span<const std::span<const std::int32_t>> chunks);
 };
 
 // One row of a CPU forward step: a token at its position, and the cache it reads and appends to.
@@ -196,7 +203,7 @@ class CpuBatch final : public Batch {
   std::vector<Session*> sessions_;
 };
 
-// How the CUDA sequence multiplies (the commands' --decode-gemv and --prefill-precision).
+// How the CUDA sequence multiplies (the commands' --decode-gemv, --prefill-precision and --gemm-weights).
 struct CudaOptions {
   // Decode products: the fused quantized GEMV kernels, or (the baseline they are measured against)
   // every matrix dequantized to f16 once at load and multiplied by cuBLAS.
@@ -206,11 +213,17 @@ struct CudaOptions {
   enum class Prefill { F16, FP8, TokenByToken } prefill = Prefill::F16;
   // Most tokens per prompt batch; 0: chosen from the context size (tests set small ones).
   std::size_t prefill_chunk = 0;
+  // The f16 operands of the GEMMs (prompt batches, batched steps) with the fused decode: dequantized per
+  // pass a layer ahead (staged), or once at load and kept beside the quantized blocks (resident: 2 more
+  // bytes per weight, no dequantization per pass); auto: resident when both copies take at most half of
+  // the device's free memory at load (Note [Resident f16 weights], forward_cuda.cpp).
+  enum class GemmWeights { Auto, Staged, Resident } gemm_weights = GemmWeights::Auto;
 };
 
 // Parses "fused" / "cublas-f16" and "f16" / "fp8" / "tokens"; InvalidArgument naming the accepted values.
 CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s);
 CudaOptions::Prefill parse_prefill_precision(std::string_view s);
+CudaOptions::GemmWeights parse_gemm_weights(std::string_view s);  // "auto" / "staged" / "resident"
 
 // A model's weights on one device (docs/ARCHITECTURE.md): uploaded once, read-only, shared by every
 // sequence made from them (each sequence keeps them alive).

@@ -29,6 +29,13 @@ CudaOptions::Prefill parse_prefill_precision(std::string_view s) {
   throw trueno::InvalidArgument(strcat("--prefill-precision '", s, "': expected f16, fp8 or tokens"));
 }
 
+CudaOptions::GemmWeights parse_gemm_weights(std::string_view s) {
+  if (s == "auto") return CudaOptions::GemmWeights::Auto;
+  if (s == "staged") return CudaOptions::GemmWeights::Staged;
+  if (s == "resident") return CudaOptions::GemmWeights::Resident;
+  throw trueno::InvalidArgument(strcat("--gemm-weights '", s, "': expected auto, staged or resident"));
+}
+
 bool has_forward(trueno::DeviceKind k) {
   switch (k) {
 #define REALIZAR_BACKEND(Enum, folder) \

@@ -11,6 +11,7 @@
 
 #include "realizar/kv_cache.h"
 #include "realizar/model.h"
+#include "trueno/error.h"
 #include "support/testdata.h"
 
 namespace realizar {
@@ -105,6 +106,35 @@ TEST_P(BatchTest, PackedDecodeEqualsUnpackedDecode) {
     a.forward(std::span(tokens).subspan(t, 1)), b.forward(std::span(tokens).subspan(t, 1));
     ASSERT_TRUE(same_bits(a.logits(), b.logits())) << "position " << t;
   }
+}
+
+// Batch::prefill's default (the CPU): each chunk as its sequence's own forward, bit for bit; a bad call
+// (a sequence twice, an empty chunk, a chunk past the context) throws before any sequence advances.
+TEST_P(BatchTest, PrefillOfSeveralChunksEqualsEachForward) {
+  const Loaded l(GetParam());
+  std::mt19937_64 rng(test::seed());
+  const auto V = l.model.config().n_vocab;
+  CpuBatch batch(l.model);
+  Session a0(l.model, 32), a1(l.model, 32), b0(l.model, 32), b1(l.model, 32);
+  const auto p0 = random_tokens(rng, 7, V), p1 = random_tokens(rng, 3, V), tail = random_tokens(rng, 4, V);
+  a1.forward(tail), b1.forward(tail);
+  std::vector<Sequence*> seqs{&a0, &a1};
+  std::vector<std::span<const std::int32_t>> chunks{p0, p1};
+  std::vector<Sequence*> twice{&a0, &a0};
+  EXPECT_THROW(batch.prefill(twice, chunks), trueno::InvalidArgument);
+  std::vector<std::span<const std::int32_t>> empty{p0, {}};
+  EXPECT_THROW(batch.prefill(seqs, empty), trueno::InvalidArgument);
+  const auto long_one = random_tokens(rng, 30, V);
+  std::vector<std::span<const std::int32_t>> too_long{p0, long_one};
+  EXPECT_THROW(batch.prefill(seqs, too_long), trueno::InvalidArgument);
+  ASSERT_EQ(a0.pos(), 0u);
+  ASSERT_EQ(a1.pos(), tail.size());
+  batch.prefill(seqs, chunks);
+  b0.forward(p0), b1.forward(p1);
+  EXPECT_EQ(a0.pos(), b0.pos());
+  EXPECT_EQ(a1.pos(), b1.pos());
+  EXPECT_TRUE(same_bits(a0.logits(), b0.logits()));
+  EXPECT_TRUE(same_bits(a1.logits(), b1.logits()));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, BatchTest, ::testing::Values("stories260K.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"),

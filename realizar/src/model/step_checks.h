@@ -36,4 +36,23 @@ std::vector<S*> checked_batch(const Config& c, std::span<Sequence* const> seqs, 
   return s;
 }
 
+// Prompt chunks of a joint prefill: one per sequence, each passing check_forward at its sequence's
+// position; sequences of type S made from these weights, none twice. Returns the sequences as S.
+template <class S, class Ours>
+std::vector<S*> checked_prefill(const Config& c, std::span<Sequence* const> seqs, std::span<const std::span<const std::int32_t>> chunks,
+                                Ours ours, const char* weights) {
+  const std::size_t B = seqs.size();
+  if (B != chunks.size()) throw trueno::InvalidArgument(strcat("batch prefill: ", B, " sequences but ", chunks.size(), " chunks"));
+  std::vector<S*> s(B);
+  for (std::size_t i = 0; i < B; ++i) {
+    s[i] = dynamic_cast<S*>(seqs[i]);
+    if (s[i] == nullptr || !ours(*s[i]))
+      throw trueno::InvalidArgument(strcat("batch prefill: sequence ", i, " (", seqs[i]->backend_name(), ") was not made from ", weights));
+    check_forward(c, s[i]->pos(), s[i]->n_ctx(), chunks[i]);
+    for (std::size_t j = 0; j < i; ++j)
+      if (s[j] == s[i]) throw trueno::InvalidArgument(strcat("batch prefill: sequence ", i, " appears twice"));
+  }
+  return s;
+}
+
 }  // namespace realizar

@@ -13,12 +13,14 @@ namespace realizar::cuda_forward {
 
 std::unique_ptr<Batch> CudaWeights::new_batch() const { return std::make_unique<CudaBatch>(shared_from_this()); }
 
-std::size_t CudaBatch::min_gemm_batch(bool f16) {
+std::size_t CudaBatch::min_gemm_batch(const CudaWeights& w) {
   static const long forced = [] {
     const char* e = std::getenv("REALIZAR_CUDA_GEMM_BATCH");
     return e != nullptr ? std::strtol(e, nullptr, 10) : 0L;
   }();
-  return forced > 0 ? static_cast<std::size_t>(forced) : f16 ? kMinGemmBatchF16 : kMinGemmBatch;
+  if (forced > 0) return static_cast<std::size_t>(forced);
+  if (w.options.decode_gemv == CudaOptions::DecodeGemv::CublasF16) return kMinGemmBatchF16;
+  return w.f16_copies ? kMinGemmBatchResident : kMinGemmBatch;
 }
 
 CudaBatch::CudaBatch(std::shared_ptr<const CudaWeights> weights) : w_(std::move(weights)), ctx_(*w_->ctx) {}
@@ -45,8 +47,7 @@ void CudaBatch::step(std::span<Sequence* const> seqs, std::span<const std::int32
     recording |= s[i]->recorder_ != nullptr;
   }
   if (B == 0) return;
-  const bool f16 = w_->options.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
-  if (B < min_gemm_batch(f16) || recording || !s[0]->prefill_supported()) {  // the fused decode steps, one sequence at a time
+  if (B < min_gemm_batch(*w_) || recording || !s[0]->prefill_supported()) {  // the fused decode steps, one sequence at a time
     for (std::size_t i = 0; i < B; ++i) s[i]->forward(tokens.subspan(i, 1), false);
     return;
   }

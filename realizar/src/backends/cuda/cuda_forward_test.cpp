@@ -4,10 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "realizar/model.h"
+#include "trueno/error.h"
 #include "support/logits_compare.h"
 #include "support/testdata.h"
 
@@ -197,6 +200,93 @@ TEST(CudaGpuForward, BatchedStepAgreesWithSingleSequences) {
     EXPECT_GE(min_cos, 0.999) << name;
     EXPECT_GE(agree * 100, rows * 85) << name;
   }
+}
+
+// Note [Joint prefill]: chunks of several sequences in one pass (different lengths, some sequences with
+// a cached prefix already) leave each sequence where its own forward of the same chunk leaves it: the
+// same position, and logits that agree to the rounding bounds of BatchedPrefillAgreesWithTokenByToken
+// (quantized models; the float model >= 0.99999) with the same argmax; and the decode step after it
+// reads the cache the pass wrote (compared the same way). Bad calls throw and advance nothing.
+TEST(CudaGpuForward, JointPrefillAgreesWithSeparatePrompts) {
+  std::string why;
+  if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  for (const char* name : {"stories260K.gguf", "tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"}) {
+    const auto file = gguf::File::open(test::testdata_dir() + "/models/" + name);
+    const Model model(file, Config::from_gguf(file));
+    const std::size_t V = model.config().n_vocab, kSeqs = 6, kCtx = 96;
+    const bool quantized = std::string_view(name) != "stories260K.gguf";
+    const auto weights = upload_weights(model, trueno::Device{trueno::DeviceKind::CUDA, 0});
+    const auto batch = weights->new_batch();
+    std::vector<std::unique_ptr<Sequence>> joint, alone;
+    std::vector<std::vector<std::int32_t>> chunks(kSeqs);
+    for (std::size_t i = 0; i < kSeqs; ++i) {
+      joint.push_back(weights->new_sequence(kCtx)), alone.push_back(weights->new_sequence(kCtx));
+      if (i % 2 == 1) {  // a cached prefix first
+        std::vector<std::int32_t> prefix;
+        for (std::size_t t = 0; t < 5 + i; ++t) prefix.push_back(static_cast<std::int32_t>((t * 17 + i + 3) % V));
+        joint[i]->forward(prefix), alone[i]->forward(prefix);
+      }
+      for (std::size_t t = 0; t < 1 + 7 * i; ++t) chunks[i].push_back(static_cast<std::int32_t>((t * 29 + i * 11 + 1) % V));
+    }
+    std::vector<Sequence*> in;
+    std::vector<std::span<const std::int32_t>> spans;
+    for (std::size_t i = 0; i < kSeqs; ++i) in.push_back(joint[i].get()), spans.emplace_back(chunks[i]);
+    // Bad calls: nothing advances.
+    std::vector<Sequence*> twice{in[0], in[0]};
+    std::vector<std::span<const std::int32_t>> two{spans[1], spans[2]};
+    EXPECT_THROW(batch->prefill(twice, two), trueno::InvalidArgument);
+    std::vector<std::int32_t> bad{1, static_cast<std::int32_t>(V)};
+    std::vector<std::span<const std::int32_t>> with_bad{spans[1], std::span<const std::int32_t>(bad)};
+    EXPECT_THROW(batch->prefill(std::span(in).first(2), with_bad), trueno::InvalidArgument);
+    for (std::size_t i = 0; i < kSeqs; ++i) ASSERT_EQ(joint[i]->pos(), alone[i]->pos()) << name << ": a bad call advanced sequence " << i;
+
+    batch->prefill(in, spans);
+    double min_cos = 1;
+    std::size_t agree = 0, rows = 0;
+    for (int round = 0; round < 2; ++round) {  // the pass's logits, then a decode step over its cache
+      for (std::size_t i = 0; i < kSeqs; ++i) {
+        if (round == 0) alone[i]->forward(chunks[i]);
+        ASSERT_EQ(joint[i]->pos(), alone[i]->pos()) << name << ", sequence " << i;
+        const auto st = test::compare_rows(joint[i]->logits().data(), alone[i]->logits().data(), 1, V);
+        min_cos = std::min(min_cos, st.min_cos), agree += st.agree, ++rows;
+      }
+      const std::int32_t next = 2;
+      for (std::size_t i = 0; i < kSeqs; ++i) joint[i]->forward(std::span(&next, 1)), alone[i]->forward(std::span(&next, 1));
+    }
+    std::printf("%s: %zu rows, min cosine %.7f, argmax %zu/%zu\n", name, rows, min_cos, agree, rows);
+    EXPECT_GE(min_cos, quantized ? 0.999 : 0.99999) << name;
+    EXPECT_GE(agree * 100, rows * (quantized ? 85 : 100)) << name;
+  }
+}
+
+// Note [Resident f16 weights]: the f16 copies made at load are the staging's f16 values, so a prompt
+// pass and a batched GEMM step give the same logits, bit for bit, with resident and staged operands.
+TEST(CudaGpuForward, ResidentF16WeightsEqualStagedOnes) {
+  std::string why;
+  if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  const auto file = gguf::File::open(test::testdata_dir() + "/models/tiny-llama-q4_k_m.gguf");
+  const Model model(file, Config::from_gguf(file));
+  const auto ids = probe_ids(model, 40);
+  std::vector<std::vector<float>> got;
+  for (const auto how : {CudaOptions::GemmWeights::Staged, CudaOptions::GemmWeights::Resident}) {
+    CudaOptions o;
+    o.gemm_weights = how;
+    const auto weights = upload_weights(model, trueno::Device{trueno::DeviceKind::CUDA, 0}, o);
+    std::vector<std::unique_ptr<Sequence>> seqs;
+    std::vector<Sequence*> in;
+    std::vector<std::int32_t> toks;
+    for (std::size_t i = 0; i < 8; ++i) {
+      seqs.push_back(weights->new_sequence(64));
+      seqs.back()->forward(std::span(ids).first(10 + i));
+      in.push_back(seqs.back().get()), toks.push_back(ids[30 + i]);
+    }
+    std::vector<float> all(seqs[7]->logits().begin(), seqs[7]->logits().end());  // a prompt pass's
+    weights->new_batch()->step(in, toks);                                          // a GEMM step (8 rows)
+    for (const auto& s : seqs) all.insert(all.end(), s->logits().begin(), s->logits().end());
+    got.push_back(std::move(all));
+  }
+  ASSERT_EQ(got[0].size(), got[1].size());
+  EXPECT_EQ(std::memcmp(got[0].data(), got[1].data(), got[0].size() * sizeof(float)), 0);
 }
 
 }  // namespace

@@ -65,6 +65,9 @@ class CudaWeights final : public DeviceWeights, public std::enable_shared_from_t
   DeviceMatrix output;
   cu::DeviceBuffer output_norm, rope_freqs;
   cu::RopeParams rope{};
+  // Every quantized matrix also has its f16 copy (w.f16): --decode-gemv cublas-f16, or resident GEMM
+  // operands (Note [Resident f16 weights]).
+  bool f16_copies = false;
 
   // The products' f16 operands (Note [Dequantization ahead]), made on first use.
   F16Staging& staging() const;
@@ -191,16 +194,23 @@ class CudaSequence final : public Sequence {
 // 14.3 ms at B = 64, against 2.7 ms per sequence for the fused GEMV step (measured, 7B Q4_K_M: B = 4 353
 // tok/s as a GEMM step against 379 one by one, B = 8 663), so batches of fewer than kMinGemmBatch
 // sequences step them one by one; with f16 copies of the weights
-// (--decode-gemv cublas-f16) there is nothing to dequantize and the GEMMs pay from kMinGemmBatchF16.
+// (--decode-gemv cublas-f16) there is nothing to dequantize and the GEMMs pay from kMinGemmBatchF16; with
+// resident f16 copies beside the fused decode (Note [Resident f16 weights]) a GEMM step reads 13.5 GB
+// against 4 GB per sequence stepped by the fused GEMVs, so from kMinGemmBatchResident.
 // REALIZAR_CUDA_GEMM_BATCH=N sets the smallest batch that takes the GEMM step (to measure the crossover).
 class CudaBatch final : public Batch {
  public:
-  static constexpr std::size_t kMinGemmBatch = 5, kMinGemmBatchF16 = 2;
-  static std::size_t min_gemm_batch(bool f16);
+  static constexpr std::size_t kMinGemmBatch = 5, kMinGemmBatchF16 = 2, kMinGemmBatchResident = 4;
+  static std::size_t min_gemm_batch(const CudaWeights& w);
   explicit CudaBatch(std::shared_ptr<const CudaWeights> weights);
   void step(std::span<Sequence* const> seqs, std::span<const std::int32_t> tokens) override;
+  // Note [Joint prefill] (batch_prefill_cuda.cpp).
+  void prefill(std::span<Sequence* const> seqs, std::span<const std::span<const std::int32_t>> chunks) override;
+  // The most tokens one joint prefill pass takes (more go in several passes).
+  static constexpr std::size_t kMaxJointTokens = 2048;
 
  private:
+  void joint_pass(std::span<CudaSequence* const> s, std::span<const std::span<const std::int32_t>> chunks);
   std::shared_ptr<const CudaWeights> w_;
   cu::Context& ctx_;
   PrefillBuffers pre_;

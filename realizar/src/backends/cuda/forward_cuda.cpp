@@ -67,11 +67,45 @@ bool graphs_enabled() {
 
 }  // namespace
 
+// Note [Resident f16 weights]
+// The GEMMs of prompt chunks and batched steps multiply f16 weights. Dequantizing them a layer ahead for
+// every pass (Note [Dequantization ahead]) writes 13.5 GB for a 7B model each time: ~5 ms of a 14.5 ms
+// batched step of 64 sequences, and a prompt pass's floor. With memory to spare (an H200 holds a 7B
+// model's 4 GB of blocks and 13.5 GB of f16 many times over) the f16 copy is made once at load and kept
+// beside the blocks: the fused decode kernels read the blocks, the GEMMs the copy, and the staging has
+// nothing left to dequantize. Same dequantizer, same f16 values, so the same products as staged. auto
+// keeps the copy when both take at most half of the free memory at load (the rest is for KV caches and
+// activations); --gemm-weights resident|staged decides instead.
+namespace {
+
+bool keep_f16_copies(const Model& m, cu::Context& x, const CudaOptions& o) {
+  if (o.decode_gemv == CudaOptions::DecodeGemv::CublasF16) return true;  // its decode multiplies them
+  if (o.prefill == CudaOptions::Prefill::FP8 || o.gemm_weights == CudaOptions::GemmWeights::Staged) return false;
+  if (o.gemm_weights == CudaOptions::GemmWeights::Resident) return true;
+  std::size_t blocks = 0, f16 = 0;
+  const auto count = [&](const Matrix& w) {
+    if (w.type == QuantType::F32 || w.rows == 0) return;
+    blocks += w.data.size(), f16 += w.rows * w.cols * 2;
+  };
+  for (const LayerWeights& w : m.layers)
+    for (const Matrix* p : {&w.wq, &w.wk, &w.wv, &w.wo, &w.gate, &w.up, &w.down}) count(*p);
+  count(m.output);
+  std::size_t free = 0, total = 0;
+  x.make_current();
+  cu::check(x.driver().mem_get_info(&free, &total), "cuMemGetInfo");
+  const bool resident = blocks + f16 <= free / 2;
+  trueno::log(trueno::LogLevel::Info, strcat("cuda: GEMM weights ", resident ? "resident" : "staged", ": their f16 copy is ", f16 >> 20, " MiB, the blocks ",
+                           blocks >> 20, " MiB, ", free >> 20, " MiB free (--gemm-weights; Note [Resident f16 weights])"));
+  return resident;
+}
+
+}  // namespace
+
 CudaWeights::CudaWeights(const Model& m, const trueno::Device& device, const CudaOptions& o)
     : m_(m), ctx(cu::Context::open(device.index)), options(o) {
   const Config& c = m.config();
   cu::Context& x = *ctx;
-  const bool f16 = o.decode_gemv == CudaOptions::DecodeGemv::CublasF16;
+  const bool f16 = f16_copies = keep_f16_copies(m, x, o);
   for (std::size_t l = 0; l < c.n_layer; ++l) {
     const LayerWeights& w = m.layers[l];
     const std::string p = strcat("blk.", l, ".");
