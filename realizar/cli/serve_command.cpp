@@ -49,6 +49,10 @@ std::function<int()> add_serve_command(CLI::App& app) {
   cmd->add_option("--max-tokens", o->q.max_tokens_cap, "Largest (and default) max_tokens of a request")->check(integer_in(1, 1 << 24));
   cmd->add_option("--prefill-chunk", o->q.prefill_chunk, "Most prompt tokens prefilled between two decode steps (bounds the running streams' stall)")
       ->check(integer_in(1, 1 << 16));
+  cmd->add_option("--prefill-batch", o->q.prefill_batch,
+                  "Most prompt tokens of several waiting prompts prefilled in one pass during a burst (default: --prefill-chunk "
+                  "on the CPU, 2048 on a device)")
+      ->check(integer_in(1, 1 << 16));
   cmd->add_option("--max-body", o->s.max_body, "Largest request body in bytes; beyond: 413")->check(integer_in(1024, 1LL << 30));
   cmd->add_option("--max-connections", o->s.max_connections, "Connections served at once (one thread each); beyond: 503")
       ->check(integer_in(1, 65536));
@@ -103,6 +107,10 @@ std::function<int()> add_serve_command(CLI::App& app) {
       // for 64 tokens, ~20 ms for 512), so 64-token chunks paid four passes for a 250-token prompt: 512
       // unless --prefill-chunk says otherwise (measured: docs/PERFORMANCE.md, realizar serve on the H200).
       if (cmd->count("--prefill-chunk") == 0) o->q.prefill_chunk = 512;
+      // A burst's prompts share passes (Note [Joint prefill]): 2048 rows is what one pass takes at most.
+      if (cmd->count("--prefill-batch") == 0) o->q.prefill_batch = 2048;
+    } else if (cmd->count("--prefill-batch") == 0) {
+      o->q.prefill_batch = o->q.prefill_chunk;
     }
     server::Metrics metrics;
     std::unique_ptr<server::Scheduler> owned;
@@ -121,8 +129,9 @@ std::function<int()> add_serve_command(CLI::App& app) {
     server::HttpServer http(sched, tok, metrics, o->s);
     const int port = http.bind();
     if (o->q.weights)
-      std::fprintf(stderr, "realizar: serving %s on %s: %zu streams x %zu positions, prompt chunks of %zu\n", o->s.model_id.c_str(),
-                   o->q.weights->backend_name().c_str(), o->q.parallel, o->q.n_ctx, o->q.prefill_chunk);
+      std::fprintf(stderr, "realizar: serving %s on %s: %zu streams x %zu positions, prompt chunks of %zu, passes of up to %zu tokens\n",
+                   o->s.model_id.c_str(), o->q.weights->backend_name().c_str(), o->q.parallel, o->q.n_ctx, o->q.prefill_chunk,
+                   o->q.prefill_batch);
     else
       std::fprintf(stderr, "realizar: serving %s on the CPU (%s, %d threads): %zu streams x %zu positions, KV pool %zu blocks of %zu\n",
                    o->s.model_id.c_str(), std::string(trueno::name(trueno::current_backend())).c_str(), trueno::num_threads(),

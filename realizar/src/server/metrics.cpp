@@ -62,6 +62,9 @@ std::string Metrics::render() const {
   o += "realizar_prompt_tokens_total " + std::to_string(prompt_tokens.load()) + "\n";
   o += "# HELP realizar_prefill_chunks_total Prompt chunks prefilled.\n# TYPE realizar_prefill_chunks_total counter\n";
   o += "realizar_prefill_chunks_total " + std::to_string(prefill_chunks.load()) + "\n";
+  o += "# HELP realizar_prefill_passes_total Prefill passes (Batch::prefill calls: one or several prompts' chunks each).\n";
+  o += "# TYPE realizar_prefill_passes_total counter\n";
+  o += "realizar_prefill_passes_total " + std::to_string(prefill_passes.load()) + "\n";
   o += "# HELP realizar_prefill_turns_total Scheduler turns that prefilled at least one prompt chunk.\n# TYPE realizar_prefill_turns_total counter\n";
   o += "realizar_prefill_turns_total " + std::to_string(prefill_turns.load()) + "\n";
   o += "# HELP realizar_generated_tokens_total Tokens generated.\n# TYPE realizar_generated_tokens_total counter\n";

@@ -32,9 +32,9 @@ struct Metrics {
   // Requests answered, by endpoint path and HTTP status.
   void count_request(const std::string& path, int status);
   std::atomic<std::uint64_t> prompt_tokens{0}, generated_tokens{0};
-  // Prompt chunks prefilled, and scheduler turns that prefilled at least one (chunks per turn: Note [Serve
-  // scheduler]).
-  std::atomic<std::uint64_t> prefill_chunks{0}, prefill_turns{0};
+  // Prompt chunks prefilled, the passes that prefilled them (several chunks per pass in a burst), and
+  // scheduler turns that prefilled at least one (chunks per turn: Note [Serve scheduler]).
+  std::atomic<std::uint64_t> prefill_chunks{0}, prefill_passes{0}, prefill_turns{0};
   Histogram ttft, itl, prefill_stall;  // seconds
   // Gauges read at render time (set by the scheduler's owner).
   std::function<std::size_t()> queue_depth, active_streams, kv_blocks_in_use, kv_blocks_total;

@@ -286,6 +286,8 @@ void Scheduler::run() {
   std::vector<std::int32_t> toks;
   std::vector<Slot*> batch;
   std::vector<std::int32_t> picked;
+  std::vector<Slot*> prefilling;
+  std::vector<std::span<const std::int32_t>> chunks;
   for (;;) {
     {
       std::unique_lock lock(mu_);
@@ -339,29 +341,43 @@ void Scheduler::run() {
     std::size_t waiting = 0;
     for (auto& c : slots_) waiting += c->state == Slot::State::Prefill;
     const double budget = waiting > batch.size() ? kBurstPrefillSeconds : std::max(step_seconds, kMinPrefillSeconds);
+    const std::size_t pass_tokens = waiting > batch.size() ? std::max(o_.prefill_batch, o_.prefill_chunk) : o_.prefill_chunk;
     const auto p0 = Clock::now();
     for (bool first = true;; first = false) {
       if (!first && std::chrono::duration<double>(Clock::now() - p0).count() >= budget) break;
       if (stop_requested()) break;
-      Slot* oldest = nullptr;
+      // This pass: the next chunk of each waiting prompt, oldest first, while they fit in pass_tokens.
+      prefilling.clear();
       for (auto& c : slots_)
-        if (c->state == Slot::State::Prefill && !c->st->cancelled() && (oldest == nullptr || c->arrived < oldest->arrived)) oldest = c.get();
-      if (oldest == nullptr) break;
-      Slot& s = *oldest;
-      const std::size_t n = std::min(o_.prefill_chunk, s.prompt.size() - s.prefilled);
+        if (c->state == Slot::State::Prefill && !c->st->cancelled()) prefilling.push_back(c.get());
+      if (prefilling.empty()) break;
+      std::sort(prefilling.begin(), prefilling.end(), [](const Slot* a, const Slot* b) { return a->arrived < b->arrived; });
+      seqs.clear(), chunks.clear();
+      std::size_t tokens = 0, taken = 0;
+      for (Slot* c : prefilling) {
+        const std::size_t n = std::min(o_.prefill_chunk, c->prompt.size() - c->prefilled);
+        if (taken > 0 && tokens + n > pass_tokens) break;
+        seqs.push_back(c->session.get()), chunks.push_back(std::span<const std::int32_t>(c->prompt).subspan(c->prefilled, n));
+        tokens += n, ++taken;
+      }
+      prefilling.resize(taken);
       const auto t0 = Clock::now();
       try {
-        s.session->forward(std::span(s.prompt).subspan(s.prefilled, n));
+        batch_->prefill(seqs, chunks);
       } catch (const std::exception& e) {
-        finish(s, "error", std::string("prefill failed: ") + e.what());
+        for (Slot* c : prefilling) finish(*c, "error", std::string("prefill failed: ") + e.what());
         continue;
       }
       if (!batch.empty()) metrics_.prefill_stall.observe(std::chrono::duration<double>(Clock::now() - t0).count());
-      s.prefilled += n;
-      metrics_.prompt_tokens += n;
-      ++metrics_.prefill_chunks;
+      metrics_.prompt_tokens += tokens;
+      metrics_.prefill_chunks += taken;
+      ++metrics_.prefill_passes;
       if (first) ++metrics_.prefill_turns;
-      if (s.prefilled == s.prompt.size()) on_logits(s);
+      for (std::size_t i = 0; i < taken; ++i) {
+        Slot& s = *prefilling[i];
+        s.prefilled += chunks[i].size();
+        if (s.prefilled == s.prompt.size()) on_logits(s);
+      }
     }
   }
   // Stopping: whatever still runs is cancelled.

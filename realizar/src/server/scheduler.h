@@ -7,11 +7,14 @@
 // prompts waiting than streams decoding), for up to 2 s. So requests join and leave the batch at token
 // boundaries, a waiting prompt at most doubles the running streams' inter-token latency in steady state
 // (measured: realizar_prefill_stall_seconds), and a burst of prompts gets its first tokens after one
-// prefill pass instead of one chunk per decode step (time to first token under load: issue 16;
-// realizar_prefill_chunks_total / realizar_prefill_turns_total).
-// Each request samples with its own Sampler and seed; a sequence's logits are bit-identical alone or in
-// any batch (Note [Batched step]) and a prompt is always cut into the same chunks, so a seeded request's
-// text does not depend on what else is running.
+// prefill turn instead of one chunk per decode step (time to first token under load: issue 16;
+// realizar_prefill_chunks_total / realizar_prefill_turns_total). In a burst one pass takes the next
+// chunks of several prompts, oldest first, up to prefill_batch tokens (Batch::prefill; on a device one
+// pass over the weights for all of them, Note [Joint prefill]).
+// Each request samples with its own Sampler and seed; on the CPU a sequence's logits are bit-identical
+// alone or in any batch (Note [Batched step]) and a prompt is always cut into the same chunks, so a
+// seeded request's text does not depend on what else is running. (On a device, GEMMs over more rows may
+// round differently: there the logits agree to the CUDA contracts' bounds, not bit for bit.)
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -36,6 +39,10 @@ struct SchedulerOptions {
   std::size_t parallel = 4;        // streams decoded together
   std::size_t n_ctx = 512;         // positions per stream (prompt + generated)
   std::size_t prefill_chunk = 64;  // most prompt tokens prefilled between two decode steps
+  // Most prompt tokens of one prefill pass in a burst: the next chunks of several waiting prompts go
+  // together (Batch::prefill: one pass over the weights on a device, Note [Joint prefill]); at least one
+  // chunk. Outside a burst a pass takes one chunk.
+  std::size_t prefill_batch = 64;
   std::size_t max_queue = 64;      // requests waiting for a slot; more: 429
   std::size_t kv_block = 16;       // positions per KV block
   int max_tokens_cap = 4096;       // default and largest max_tokens

@@ -205,6 +205,33 @@ TEST(ServerScheduler, ABurstOfPromptsIsPrefilledInFewTurns) {
   EXPECT_NE(f.metrics.render().find("realizar_prefill_chunks_total"), std::string::npos);
 }
 
+// In a burst one prefill pass takes the next chunks of several prompts (Batch::prefill, Note [Serve
+// scheduler]): fewer passes than chunks, and on the CPU the same seeded texts as one chunk per pass.
+TEST(ServerScheduler, ABurstSharesPrefillPassesAndKeepsSeededTexts) {
+  std::vector<std::string> texts[2];
+  std::uint64_t passes[2] = {0, 0}, chunks[2] = {0, 0};
+  for (int shared = 0; shared < 2; ++shared) {
+    SchedulerOptions o;
+    o.parallel = 6;
+    o.n_ctx = 128;
+    o.prefill_chunk = 3;
+    o.prefill_batch = shared ? 12 : 3;
+    Fixture f(o);
+    std::vector<std::shared_ptr<Stream>> streams;
+    const char* prompts[] = {"Once upon a time, there was a little", "Lily", "The dog ran to the park and saw a big"};
+    for (int i = 0; i < 6; ++i) streams.push_back(f.sched.submit(f.tok.encode(prompts[i % 3], true), sampled(100 + i, 12), "prompt"));
+    for (auto& st : streams) texts[shared].push_back(collect(*st));
+    passes[shared] = f.metrics.prefill_passes.load(), chunks[shared] = f.metrics.prefill_chunks.load();
+    EXPECT_NE(f.metrics.render().find("realizar_prefill_passes_total"), std::string::npos);
+  }
+  std::printf("chunks of 3 in passes of 3 tokens: %llu chunks, %llu passes; of 12: %llu chunks, %llu passes\n",
+              static_cast<unsigned long long>(chunks[0]), static_cast<unsigned long long>(passes[0]),
+              static_cast<unsigned long long>(chunks[1]), static_cast<unsigned long long>(passes[1]));
+  EXPECT_EQ(chunks[1], chunks[0]);  // the same chunks
+  EXPECT_LT(passes[1] * 2, passes[0]);
+  EXPECT_EQ(texts[1], texts[0]);
+}
+
 TEST(ServerScheduler, StopStringsAndLengthAndUsage) {
   SchedulerOptions o;
   o.n_ctx = 128;
