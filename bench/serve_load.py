@@ -30,12 +30,13 @@ def main():
     prompt = a.prompt
     while a.prompt_words and len(prompt.split()) < a.prompt_words:
         prompt += " " + a.prompt
-    body = json.dumps({"prompt": prompt, "max_tokens": a.max_tokens, "temperature": 0.8, "ignore_eos": True, "stream": True})
+    body = json.dumps({"prompt": prompt, "max_tokens": a.max_tokens, "temperature": 0.8, "ignore_eos": True, "stream": True,
+                       "stream_options": {"include_usage": True}})
     headers = {"Content-Type": "application/json"}
     if a.api_key:
         headers["Authorization"] = "Bearer " + a.api_key
     lock = threading.Lock()
-    ttft, itl, stats = [], [], {"tokens": 0, "failed": 0, "done": 0}
+    ttft, itl, stats = [], [], {"tokens": 0, "failed": 0, "done": 0, "prompt_tokens": 0}
 
     def one():
         t0 = time.perf_counter()
@@ -46,7 +47,7 @@ def main():
             if r.status != 200:
                 r.read()
                 raise RuntimeError(f"status {r.status}")
-            first, last, finished, mine_t, mine_i = True, 0.0, False, [], []
+            first, last, finished, mine_t, mine_i, prompt_tokens = True, 0.0, False, [], [], 0
             for line in r:  # SSE: "data: {...}" lines and blank lines
                 line = line.strip()
                 if not line.startswith(b"data: "):
@@ -55,6 +56,8 @@ def main():
                     finished = True
                     break
                 j = json.loads(line[6:])
+                if j.get("usage"):
+                    prompt_tokens = j["usage"]["prompt_tokens"]
                 if not j.get("choices") or not j["choices"][0].get("text"):
                     continue
                 now = time.perf_counter()
@@ -66,6 +69,7 @@ def main():
                 ttft.extend(mine_t), itl.extend(mine_i)
                 stats["tokens"] += a.max_tokens
                 stats["done"] += 1
+                stats["prompt_tokens"] = prompt_tokens
         except Exception as e:  # noqa: BLE001 - every failure is counted and shown
             with lock:
                 stats["failed"] += 1
@@ -86,7 +90,7 @@ def main():
     secs = time.perf_counter() - t0
     n = a.clients * a.requests
     print(f"serve_load: {stats['done']}/{n} requests ({a.clients} clients x {a.requests}, {a.max_tokens} tokens each, "
-          f"prompt {len(prompt.split())} words) in {secs:.3f} s | TTFT p50 {pct(ttft, 50):.2f} ms p99 {pct(ttft, 99):.2f} ms | "
+          f"prompt {len(prompt.split())} words = {stats['prompt_tokens']} tokens) in {secs:.3f} s | TTFT p50 {pct(ttft, 50):.2f} ms p99 {pct(ttft, 99):.2f} ms | "
           f"inter-token p50 {pct(itl, 50):.2f} ms p99 {pct(itl, 99):.2f} ms | {stats['tokens'] / secs:.1f} output tok/s | "
           f"{stats['done'] / secs:.2f} req/s | failed {stats['failed']}")
     sys.exit(1 if stats["failed"] or stats["done"] != n else 0)
