@@ -2,6 +2,7 @@
 // min-p filtering and a draw from a seeded generator (same seed, same tokens).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <span>
 #include <utility>
@@ -51,9 +52,13 @@ class Sampler {
   static void rank_candidates(std::vector<Candidate>& cand, std::size_t n, std::vector<Candidate>& scratch);
 
  private:
+  // Note [Temperature alone] (sampler.cpp): the draw over every token in id order; nullopt with a NaN or
+  // an infinite best logit (the ranked path decides those).
+  std::optional<std::int32_t> draw_in_id_order(std::span<const Candidate> cand);
   SamplerOptions o_;
   std::mt19937_64 rng_;
   std::vector<Candidate> cand_, scratch_;
+  std::vector<float> weights_;
 };
 
 }  // namespace realizar

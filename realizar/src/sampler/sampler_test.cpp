@@ -195,9 +195,9 @@ TEST(Sampler, RadixRankingEqualsPartialSort) {
 TEST(Sampler, LargeVocabularyDrawsWhatAFullSortDraws) {
   std::mt19937_64 rng(7);
   std::uniform_int_distribution<int> level(-60, 20);
-  for (const int top_k : {0, 3000}) {
+  for (const int top_k : {0, 3000}) {  // top_p just below 1: the ranked path (Note [Temperature alone])
     SamplerOptions o;
-    o.temperature = 0.8f, o.top_k = top_k, o.top_p = 1.0f, o.min_p = 0.0f, o.repeat_penalty = 1.1f, o.seed = 3;
+    o.temperature = 0.8f, o.top_k = top_k, o.top_p = 0.999f, o.min_p = 0.0f, o.repeat_penalty = 1.1f, o.seed = 3;
     if (top_k != 0) o.top_p = 0.95f, o.min_p = 0.01f;
     Sampler whole(o), halves(o);
     std::vector<std::int32_t> history;
@@ -213,6 +213,38 @@ TEST(Sampler, LargeVocabularyDrawsWhatAFullSortDraws) {
       history.push_back(want);
     }
   }
+}
+
+// Note [Temperature alone]: the draw in id order follows softmax(logits / T): halving_logits' 0.5, 0.25,
+// ... at T = 1, and at T = 0.5 the squares renormalized; a count more than 5 standard deviations from
+// its expectation fails. With a NaN the ranked path stays (the same token as ranking first).
+TEST(Sampler, TemperatureAloneDrawsTheSoftmaxDistribution) {
+  const std::uint64_t seed = 777;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  const auto l = halving_logits();
+  const int order[8] = {3, 0, 6, 1, 7, 2, 5, 4};
+  for (const float t : {1.0f, 0.5f}) {
+    SamplerOptions o = plain();
+    o.temperature = t, o.seed = seed;
+    Sampler s(o);
+    const int n = 40000;
+    std::vector<int> count(8, 0);
+    for (int i = 0; i < n; ++i) ++count[s.sample(l, {})];
+    double z = 0;
+    for (int r = 0; r < 8; ++r) z += std::pow(0.5, r / t);
+    for (int r = 0; r < 8; ++r) {
+      const double p = std::pow(0.5, r / t) / z, sd = std::sqrt(n * p * (1 - p));
+      EXPECT_NEAR(count[order[r]], n * p, 5 * sd + 1) << "T " << t << ", token " << order[r];
+    }
+  }
+  auto with_nan = l;
+  with_nan[2] = std::numeric_limits<float>::quiet_NaN();
+  SamplerOptions o = plain();
+  Sampler a(o), b(o);
+  std::vector<Sampler::Candidate> c(with_nan.size()), scratch;
+  for (std::size_t i = 0; i < c.size(); ++i) c[i] = {with_nan[i], static_cast<std::int32_t>(i)};
+  Sampler::rank_candidates(c, c.size(), scratch);
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(a.sample(with_nan, {}), b.draw(std::span(c))) << "draw " << i;
 }
 
 TEST(Sampler, NaNKeepsThePartialSortRanking) {
