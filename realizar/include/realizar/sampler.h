@@ -47,6 +47,15 @@ class Sampler {
   // Temperature softmax, top-p, min-p and a draw (one number from the generator) over best, the best
   // candidates(n_vocab) penalized candidates in better() order; best is overwritten.
   std::int32_t draw(std::span<Candidate> best);
+  // Note [Temperature alone] (sampler.cpp): a temperature with no filter (top_k off, top_p 1, min_p 0)
+  // draws over every token in id order. temperature_alone says whether these options do; next_uniform
+  // takes the draw's one number u in [0, 1) from the generator; pick_in_id_order is the draw over the
+  // weights w[i] = exp((logit_i - max) * inverse_temperature()) with u, which a device can follow bit for bit.
+  static constexpr std::size_t kDrawBlock = 256;
+  bool temperature_alone(std::size_t n_vocab) const;
+  double next_uniform();
+  float inverse_temperature() const { return 1.0f / o_.temperature; }
+  std::int32_t pick_in_id_order(std::span<const float> w, double u);
   // Puts the best n of cand (in id order on entry) first, in better() order; the order of the rest is
   // unspecified. Note [Ranking the whole vocabulary] (sampler.cpp).
   static void rank_candidates(std::vector<Candidate>& cand, std::size_t n, std::vector<Candidate>& scratch);
@@ -59,6 +68,7 @@ class Sampler {
   std::mt19937_64 rng_;
   std::vector<Candidate> cand_, scratch_;
   std::vector<float> weights_;
+  std::vector<double> block_sums_;
 };
 
 }  // namespace realizar

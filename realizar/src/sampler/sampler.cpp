@@ -13,10 +13,13 @@
 // Note [Temperature alone]
 // A request that sets only a temperature (top_k 0, top_p 1, min_p 0; the OpenAI API's default) keeps
 // every token, so no filter needs a ranking: the draw walks the tokens in id order, each weighted by
-// exp((logit - max) / temperature), with one number from the generator as before. The same
-// distribution as ranking first, without the sort (0.59 -> 0.1 ms for a 32K vocabulary): the serving
-// step's critical path at one stream. A seed gives other tokens than the ranked walk did before
-// 2026-12-01; with a NaN the ranked path stays (Note [Greedy ties and NaN]).
+// exp((logit - max) x (1 / temperature)) (trueno's exp: the same bits on every CPU tier), with one number
+// u from the generator as before. The same distribution as ranking first, without the sort (0.59 -> 0.1
+// ms for a 32K vocabulary): the serving step's critical path at one stream. The walk is defined so that a
+// GPU can follow it to the bit (src/cuda/kernels/sample_ops.cu, temperature_draw): the weights summed in
+// double, in id order within blocks of kDrawBlock ids, then the blocks' sums in order; r = u x total
+// walks the blocks, then the ids of the block it falls in. A seed gives other tokens than the ranked walk
+// did before 2026-12-01; with a NaN the ranked path stays (Note [Greedy ties and NaN]).
 //
 // Note [Greedy ties and NaN]
 // Candidates rank by better(): the larger logit, then the lower id. Greedy is std::min_element under
@@ -29,6 +32,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "realizar/sampler.h"
@@ -109,10 +113,43 @@ std::int32_t Sampler::sample(std::span<const float> logits, std::span<const std:
   for (const std::int32_t id : penalized(history, logits.size())) cand_[id].first = penalize(cand_[id].first);
   if (greedy()) return std::min_element(cand_.begin(), cand_.end(), better)->second;  // Note [Greedy ties and NaN]
   const std::size_t n = candidates(cand_.size());
-  if (n == cand_.size() && o_.top_p >= 1.0f && o_.min_p == 0.0f)  // Note [Temperature alone]
+  if (temperature_alone(cand_.size()))  // Note [Temperature alone]
     if (const auto id = draw_in_id_order(cand_)) return *id;
   rank_candidates(cand_, n, scratch_);
   return draw(std::span(cand_).first(n));
+}
+
+bool Sampler::temperature_alone(std::size_t n_vocab) const {
+  return !greedy() && candidates(n_vocab) == n_vocab && o_.top_p >= 1.0f && o_.min_p == 0.0f;
+}
+
+double Sampler::next_uniform() { return std::generate_canonical<double, std::numeric_limits<double>::digits>(rng_); }
+
+std::int32_t Sampler::pick_in_id_order(std::span<const float> w, double u) {
+  const std::size_t n = w.size(), blocks = (n + kDrawBlock - 1) / kDrawBlock;
+  block_sums_.assign(blocks, 0.0);
+  for (std::size_t b = 0; b < blocks; ++b) {
+    double s = 0;
+    for (std::size_t i = b * kDrawBlock; i < std::min(n, (b + 1) * kDrawBlock); ++i) s += w[i];
+    block_sums_[b] = s;
+  }
+  double total = 0;
+  for (const double s : block_sums_) total += s;
+  double r = u * total;
+  for (std::size_t b = 0; b < blocks; ++b) {
+    if (!(r < block_sums_[b])) {
+      r -= block_sums_[b];
+      continue;
+    }
+    for (std::size_t i = b * kDrawBlock; i < std::min(n, (b + 1) * kDrawBlock); ++i) {
+      if (w[i] == 0.0f) continue;
+      if (r < w[i]) return static_cast<std::int32_t>(i);
+      r -= w[i];
+    }
+  }
+  for (std::size_t i = n; i-- > 0;)  // r left over from rounding: the last token with weight
+    if (w[i] != 0.0f) return static_cast<std::int32_t>(i);
+  return 0;
 }
 
 std::optional<std::int32_t> Sampler::draw_in_id_order(std::span<const Candidate> cand) {
@@ -123,20 +160,10 @@ std::optional<std::int32_t> Sampler::draw_in_id_order(std::span<const Candidate>
   }
   if (!std::isfinite(top)) return std::nullopt;
   weights_.resize(cand.size());
-  const float inv_t = 1.0f / o_.temperature;
+  const float inv_t = inverse_temperature();
   for (std::size_t i = 0; i < cand.size(); ++i) weights_[i] = (cand[i].first - top) * inv_t;
   trueno::ops::exp(weights_, weights_);  // SIMD, and the same bits on every CPU tier (contracts/elementwise.yaml)
-  double total = 0;
-  for (const float w : weights_) total += w;
-  std::uniform_real_distribution<double> u(0.0, total);
-  double r = u(rng_);
-  std::size_t last = 0;
-  for (std::size_t i = 0; i < cand.size(); ++i) {
-    if (weights_[i] == 0.0f) continue;
-    if (r < weights_[i]) return cand[i].second;
-    r -= weights_[i], last = i;
-  }
-  return cand[last].second;  // r left over from rounding: the last token with weight
+  return pick_in_id_order(weights_, next_uniform());
 }
 
 std::int32_t Sampler::draw(std::span<Candidate> best) {

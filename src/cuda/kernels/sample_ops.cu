@@ -140,3 +140,93 @@ extern "C" __global__ void __launch_bounds__(1024) top_k_tiles(const float* __re
     for (int i = threadIdx.x; i < keep; i += blockDim.x) out[static_cast<u64>(blockIdx.x) * k + i] = s[i];
   }
 }
+
+// trueno's exp (src/cpu/kernels/math_impl.h, vexp) step for step: every operation separately rounded, the
+// same clamp, magic-number rounding, Cody-Waite split, polynomial and two-halves scaling, so the result
+// has the CPU tiers' bits (Note [No fused steps in element-wise math]). x is not NaN here.
+__device__ __forceinline__ float exp_like_cpu(float x) {
+  float xc = x > -104.0f ? x : -104.0f;
+  xc = xc < 89.0f ? xc : 89.0f;
+  const float n = __fsub_rn(__fadd_rn(__fmul_rn(xc, 1.44269504088896341f), 12582912.0f), 12582912.0f);
+  float r = __fadd_rn(__fmul_rn(n, -0.693359375f), xc);
+  r = __fadd_rn(__fmul_rn(n, 2.12194440e-4f), r);
+  const float c[6] = {5.0000001201e-1f, 1.6666665459e-1f, 4.1665795894e-2f, 8.3334519073e-3f, 1.3981999507e-3f, 1.9875691500e-4f};
+  float p = c[5];
+#pragma unroll
+  for (int i = 4; i >= 0; --i) p = __fadd_rn(__fmul_rn(p, r), c[i]);
+  p = __fadd_rn(__fmul_rn(p, __fmul_rn(r, r)), __fadd_rn(r, 1.0f));
+  const float n1 = __fsub_rn(__fadd_rn(__fmul_rn(n, 0.5f), 12582912.0f), 12582912.0f);
+  const float n2 = __fsub_rn(n, n1);
+  const float s1 = __uint_as_float(static_cast<u32>(static_cast<int>(n1) + 127) << 23);
+  const float s2 = __uint_as_float(static_cast<u32>(static_cast<int>(n2) + 127) << 23);
+  return __fmul_rn(__fmul_rn(p, s1), s2);
+}
+
+#define DRAW_BLOCK 256  // Sampler::kDrawBlock
+
+// Note [Temperature alone] (realizar's sampler.cpp), on the device: out[0] = the id
+// Sampler::pick_in_id_order picks from w[i] = exp((x[i] - max) * inv_t) and u. One block: the max, the
+// weights (into w), each DRAW_BLOCK ids' sum in double in id order (into sums), then one thread sums the
+// sums and walks, exactly as the host does. out[0] = -1 when a logit is NaN or the max is not finite (the
+// caller checked the step's finiteness scan first, so that means a bug).
+extern "C" __global__ void __launch_bounds__(1024) temperature_draw(const float* __restrict__ x, int n, float inv_t, double u,
+                                                                    float* __restrict__ w, double* __restrict__ sums,
+                                                                    int* __restrict__ out) {
+  __shared__ float part[32];
+  float m = -__int_as_float(0x7f800000);
+  int bad = 0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const float v = x[i];
+    bad |= v != v;
+    m = v > m ? v : m;
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float t = __shfl_xor_sync(0xffffffffu, m, o);
+    m = t > m ? t : m;
+  }
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = m;
+  bad = __syncthreads_or(bad);
+  m = part[0];
+  for (int i = 1; i < (blockDim.x >> 5); ++i) m = part[i] > m ? part[i] : m;
+  if (bad || !isfinite(m)) {
+    if (threadIdx.x == 0) out[0] = -1;
+    return;
+  }
+  for (int i = threadIdx.x; i < n; i += blockDim.x) w[i] = exp_like_cpu(__fmul_rn(__fsub_rn(x[i], m), inv_t));
+  __syncthreads();
+  const int blocks = (n + DRAW_BLOCK - 1) / DRAW_BLOCK;
+  for (int b = threadIdx.x; b < blocks; b += blockDim.x) {
+    double s = 0.0;
+    const int end = min(n, (b + 1) * DRAW_BLOCK);
+    for (int i = b * DRAW_BLOCK; i < end; ++i) s = __dadd_rn(s, static_cast<double>(w[i]));
+    sums[b] = s;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  double total = 0.0;
+  for (int b = 0; b < blocks; ++b) total = __dadd_rn(total, sums[b]);
+  double r = __dmul_rn(u, total);
+  for (int b = 0; b < blocks; ++b) {
+    if (!(r < sums[b])) {
+      r = __dsub_rn(r, sums[b]);
+      continue;
+    }
+    const int end = min(n, (b + 1) * DRAW_BLOCK);
+    for (int i = b * DRAW_BLOCK; i < end; ++i) {
+      const double wi = static_cast<double>(w[i]);
+      if (wi == 0.0) continue;
+      if (r < wi) {
+        out[0] = i;
+        return;
+      }
+      r = __dsub_rn(r, wi);
+    }
+  }
+  for (int i = n - 1; i >= 0; --i)
+    if (w[i] != 0.0f) {
+      out[0] = i;
+      return;
+    }
+  out[0] = 0;
+}

@@ -21,6 +21,7 @@ namespace {
 constexpr std::size_t kTile = 2048;       // SAMPLE_TILE in kernels/sample_ops.cu
 constexpr unsigned kArgmaxThreads = 256;  // per block, as the kernels' launch bounds
 constexpr std::size_t kMaxArgmaxParts = 256;
+constexpr std::size_t kDrawBlock = 256;   // DRAW_BLOCK in kernels/sample_ops.cu, realizar's Sampler::kDrawBlock
 
 api::CUfunction fn(Context& c, const char* name) { return c.function("sample_ops", name); }
 
@@ -39,7 +40,9 @@ SampleScratch::SampleScratch(Context& c, std::size_t n_)
     : n(n_),
       partial(c, kMaxArgmaxParts * (sizeof(std::uint64_t) + sizeof(int))),
       keys_a(c, std::max<std::size_t>(tiles(n_), 2) * kMaxTopK * sizeof(std::uint64_t)),
-      keys_b(c, std::max<std::size_t>(tiles(n_), 2) * kMaxTopK * sizeof(std::uint64_t)) {}
+      keys_b(c, std::max<std::size_t>(tiles(n_), 2) * kMaxTopK * sizeof(std::uint64_t)),
+      weights(c, n_ * sizeof(float)),
+      sums(c, (n_ + kDrawBlock - 1) / kDrawBlock * sizeof(double)) {}
 
 void argmax(Context& c, api::CUdeviceptr x, std::size_t n, SampleScratch& s, api::CUdeviceptr out) {
   check_length("argmax", n, s);
@@ -76,6 +79,16 @@ void top_k(Context& c, api::CUdeviceptr x, std::size_t n, int k, SampleScratch& 
     in = keys;
     std::swap(keys, spare);
   }
+}
+
+void temperature_draw(Context& c, api::CUdeviceptr x, std::size_t n, float inv_t, double u, SampleScratch& s, api::CUdeviceptr out) {
+  check_length("temperature_draw", n, s);
+  if (!(inv_t > 0) || !(u >= 0 && u < 1))
+    throw InvalidArgument(strcat("cuda temperature_draw: 1/temperature ", inv_t, " must be > 0 and u ", u, " in [0, 1)"));
+  int nn = static_cast<int>(n);
+  api::CUdeviceptr w = s.weights.ptr(), sums = s.sums.ptr();
+  void* params[] = {&x, &nn, &inv_t, &u, &w, &sums, &out};
+  launch(c, fn(c, "temperature_draw"), 1, 1, 1024, 1, params);
 }
 
 }  // namespace trueno::cuda

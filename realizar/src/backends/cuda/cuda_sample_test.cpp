@@ -5,12 +5,18 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
 #include <cstdio>
 #include <cstring>
 #include <vector>
 
 #include "realizar/recorder.h"
 #include "realizar/sampler.h"
+#include "trueno/cuda/context.h"
+#include "trueno/cuda/ops/sample.h"
+#include "trueno/ops.h"
 #include "support/logits_compare.h"
 #include "support/testdata.h"
 
@@ -117,6 +123,79 @@ TEST(CudaGpuSample, HostLogitsArePickedOnTheHost) {
   for (Sequence* s : ptrs) {
     EXPECT_EQ(s->sample(greedy, prompt), Sampler(greedy_options(1.2f)).sample(s->logits(), prompt));
     EXPECT_EQ(s->logits_finite(), all_finite(s->logits()));
+  }
+}
+
+// Note [Temperature alone]: with a temperature and no filter the whole draw runs on the device
+// (cu::temperature_draw) and must give the host sampler's token, step after step, with and without the
+// repetition penalty.
+TEST(CudaGpuSample, TemperatureAloneDrawsEqualTheCpuSamplers) {
+  std::string why;
+  if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  for (const char* name : kModels) {
+    const auto file = gguf::File::open(test::testdata_dir() + "/models/" + name);
+    const Model model(file, Config::from_gguf(file));
+    for (const float penalty : {1.0f, 1.1f}) {
+      SamplerOptions o;
+      o.top_k = 0, o.top_p = 1.0f, o.min_p = 0.0f, o.temperature = 1.3f, o.repeat_penalty = penalty, o.seed = 99;
+      Sampler device(o), host(o);
+      ASSERT_TRUE(device.temperature_alone(model.config().n_vocab));
+      const auto s = test::make_cuda_sequence(model, 48);
+      std::vector<std::int32_t> history = prompt_of(model);
+      s->forward(history);
+      for (int step = 0; step < 32; ++step) {
+        const std::int32_t got = s->sample(device, history);
+        const std::int32_t want = host.sample(s->logits(), history);
+        ASSERT_EQ(got, want) << name << ", penalty " << penalty << ", step " << step;
+        history.push_back(got);
+        s->forward(std::span(&history.back(), 1));
+      }
+    }
+  }
+}
+
+// The kernel alone over large vocabularies: its weights are the host's bits (trueno's exp, step for
+// step) and its pick is Sampler::pick_in_id_order's for many u, including u near 0 and near 1.
+TEST(CudaGpuSample, TemperatureDrawKernelFollowsTheHostBitForBit) {
+  std::string why;
+  if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  namespace cu = trueno::cuda;
+  const auto ctx = cu::Context::open(0);
+  const std::uint64_t seed = 4242;
+  std::printf("seed %llu\n", static_cast<unsigned long long>(seed));
+  std::mt19937_64 rng(seed);
+  for (const std::size_t V : {std::size_t{1000}, std::size_t{32000}, std::size_t{152064}}) {
+    std::normal_distribution<float> logit(0.0f, 4.0f);
+    std::vector<float> x(V);
+    for (auto& v : x) v = logit(rng);
+    x[V / 3] = -std::numeric_limits<float>::infinity();
+    x[V / 2] = 40.0f;  // a clear favourite: weights far below it underflow to 0
+    cu::DeviceBuffer xd(*ctx, V * 4), out(*ctx, 4);
+    xd.upload(x.data(), V * 4);
+    cu::SampleScratch scratch(*ctx, V);
+    for (const float temperature : {0.7f, 1.0f, 2.5f}) {
+      SamplerOptions o;
+      o.top_k = 0, o.top_p = 1, o.min_p = 0, o.temperature = temperature;
+      Sampler host(o);
+      const float inv_t = host.inverse_temperature();
+      float top = -INFINITY;
+      for (float v : x) top = std::max(top, v);
+      std::vector<float> w(V);
+      for (std::size_t i = 0; i < V; ++i) w[i] = (x[i] - top) * inv_t;
+      trueno::ops::exp(w, w);
+      std::uniform_real_distribution<double> any(0.0, 1.0);
+      for (int k = 0; k < 40; ++k) {
+        const double u = k == 0 ? 0.0 : k == 1 ? std::nextafter(1.0, 0.0) : any(rng);
+        cu::temperature_draw(*ctx, xd.ptr(), V, inv_t, u, scratch, out.ptr());
+        ctx->synchronize();
+        std::int32_t got;
+        out.download(&got, 4);
+        ASSERT_EQ(got, host.pick_in_id_order(w, u)) << "V " << V << ", T " << temperature << ", u " << u;
+      }
+      std::vector<float> wd(V);
+      scratch.weights.download(wd.data(), V * 4);
+      ASSERT_EQ(std::memcmp(wd.data(), w.data(), V * 4), 0) << "V " << V << ", T " << temperature << ": the device's weights differ";
+    }
   }
 }
 

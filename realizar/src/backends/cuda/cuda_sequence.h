@@ -168,6 +168,9 @@ class CudaSequence final : public Sequence {
   // Waits for the step's LM head and scan (enqueued), reads the scan into scan_, and copies logits_dev_
   // into host_row [n_vocab] when not null.
   void finish_logits(float* host_row);
+  // Note [Temperature alone]: the draw over the device row (penalized if the sampler says so), one
+  // number from s's generator, the id back.
+  std::int32_t draw_on_device(Sampler& s, std::span<const std::int32_t> history);
   // The logits with the repetition penalty on ids, in penalized_ (logits_dev_ is left as it is).
   cu::api::CUdeviceptr penalized_logits(const std::vector<std::int32_t>& ids, float penalty);
 

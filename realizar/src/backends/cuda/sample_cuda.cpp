@@ -10,25 +10,31 @@
 //   greedy, no penalty in effect:  the step's argmax; nothing more is copied;
 //   greedy with a penalty:         the penalty on a device copy of the row (logits() still returns the
 //                                  logits as computed), argmax, 8 bytes back;
-//   temperature > 0:               (the penalty,) the best candidates(n_vocab) - top_k - on the device
+//   a temperature alone:           (the penalty,) the whole draw on the device (cu::temperature_draw,
+//                                  Note [Temperature alone] in sampler.cpp), 4 bytes back;
+//   temperature > 0, a filter:     (the penalty,) the best candidates(n_vocab) - top_k - on the device
 //                                  (Note [Device top-k], src/cuda/ops/sample.cpp), 8 bytes each back;
 //                                  the host finishes with Sampler::draw (temperature, top-p, min-p, the
 //                                  sampler's generator).
 // Every device step computes what the CPU sampler computes (the same f32 penalty, the same ranking), so
 // the token equals Sampler::sample's on the same logits and seed. The host path (logits(), then
-// Sampler::sample) remains when every logit is a candidate and there are more than kMaxTopK (1024) of
-// them (top_k 0 or above 1024), when a logit is NaN under temperature > 0 (Note [Greedy ties and NaN],
+// Sampler::sample) remains when every logit is a candidate under top-p or min-p and there are more than
+// kMaxTopK (1024) of them (top_k 0 or above 1024), when a logit is not finite under temperature > 0 (Note [Greedy ties and NaN],
 // sampler.cpp), and when the logits are on the host only: a forward with all_logits, or CudaBatch's GEMM
 // step, which copies every row of the batch back.
 #include <algorithm>
 #include <cstring>
 
 #include "backends/cuda/cuda_sequence.h"
+#include "trueno/error.h"
+#include "util/strcat.h"
 
 namespace realizar::cuda_forward {
 
 std::int32_t CudaSequence::sample(Sampler& s, std::span<const std::int32_t> history) {
   const std::size_t V = c_.n_vocab, k = s.candidates(V);
+  // A temperature alone, finite logits: the whole draw on the device, 4 bytes back (Note [Temperature alone]).
+  if (device_row_ && s.temperature_alone(V) && scan_.non_finite == 0) return draw_on_device(s, history);
   if (!device_row_ || (!s.greedy() && k > static_cast<std::size_t>(cu::kMaxTopK))) return Sequence::sample(s, history);
   const std::vector<std::int32_t> ids = s.penalized(history, V);
   if (s.greedy() && ids.empty()) return scan_.index;
@@ -59,6 +65,22 @@ std::int32_t CudaSequence::sample(Sampler& s, std::span<const std::int32_t> hist
     best_[i] = {c.logit, c.id};
   }
   return s.draw(best_);
+}
+
+std::int32_t CudaSequence::draw_on_device(Sampler& s, std::span<const std::int32_t> history) {
+  const std::size_t V = c_.n_vocab;
+  const std::vector<std::int32_t> ids = s.penalized(history, V);
+  ctx_.make_current();
+  const cu::api::CUdeviceptr x = ids.empty() ? logits_dev_.ptr() : penalized_logits(ids, s.options().repeat_penalty);
+  cu::temperature_draw(ctx_, x, V, s.inverse_temperature(), s.next_uniform(), *sample_, picked_dev_.ptr());
+  auto* picked = static_cast<std::byte*>(readback_.data()) + sizeof(cu::ArgmaxResult);
+  cu::check(ctx_.driver().memcpy_dtoh_async(picked, picked_dev_.ptr(), sizeof(std::int32_t), ctx_.stream()), "cuMemcpyDtoHAsync(draw)");
+  ctx_.synchronize();
+  std::int32_t id;
+  std::memcpy(&id, picked, sizeof id);
+  if (id < 0 || static_cast<std::size_t>(id) >= V)  // the step's scan said every logit is finite
+    throw trueno::Error(strcat("cuda: the temperature draw returned ", id, " over logits the step found finite"));
+  return id;
 }
 
 cu::api::CUdeviceptr CudaSequence::penalized_logits(const std::vector<std::int32_t>& ids, float penalty) {

@@ -13,11 +13,12 @@ namespace trueno::cuda {
 // The most candidates top_k keeps (a sampler with a larger top_k, or none, reads every logit on the host).
 constexpr int kMaxTopK = 1024;
 
-// Scratch for sampling from up to n logits: argmax's per-block results and top-k's rounds of keys.
+// Scratch for sampling from up to n logits: argmax's per-block results, top-k's rounds of keys, and the
+// temperature draw's weights and block sums.
 struct SampleScratch {
   SampleScratch(Context& c, std::size_t n);
   std::size_t n;
-  DeviceBuffer partial, keys_a, keys_b;
+  DeviceBuffer partial, keys_a, keys_b, weights, sums;
 };
 
 // What argmax writes.
@@ -45,5 +46,10 @@ inline std::size_t top_k_bytes(int k) { return sizeof(TopKHeader) + static_cast<
 // out (top_k_bytes(k)) = the k best (logit, id) of x[n], best first: larger logit, then lower id (the CPU's
 // std::partial_sort under the same ranking, when no logit is NaN). 1 <= k <= min(n, kMaxTopK).
 void top_k(Context& c, api::CUdeviceptr x, std::size_t n, int k, SampleScratch& s, api::CUdeviceptr out);
+
+// A temperature with no filter (Note [Temperature alone], realizar's sampler.cpp): out (int) = the id
+// Sampler::pick_in_id_order draws from x[n] with weights exp((x - max) * inv_t) and the generator's number
+// u, bit for bit (the CPU's exp, the same summation order); -1 when a logit is NaN or the max is infinite.
+void temperature_draw(Context& c, api::CUdeviceptr x, std::size_t n, float inv_t, double u, SampleScratch& s, api::CUdeviceptr out);
 
 }  // namespace trueno::cuda
