@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "contract/contract_spec.h"
 #include "support/gpu_contract.h"
@@ -128,6 +129,30 @@ TEST(WebGpuDevice, GemvOfEveryWeightTypeMatchesTheCpu) {
     checks.push_back({&acc, "gemv_q4_k", "accumulated onto y", twice});
     ASSERT_TRUE(job.run()) << "the harness failed (its log is above)";
     for (const Check& k : checks) expect_contract(k.op, Job::output(*k.call, "y"), k.want, k.what);
+  }
+}
+
+// Rows of every weight type dequantized (the token embedding lookup): prefill's several tokens in one
+// call, the first and last rows, a repeated token, and tables bound in pieces of 16 KiB.
+TEST(WebGpuDevice, EmbedMatchesTheCpuDequantization) {
+  TRUENO_REQUIRE_WEBGPU();
+  std::mt19937_64 rng(seed() + 2);
+  for (std::size_t max_binding : {std::size_t{0}, std::size_t{16384}}) {
+    Job job(max_binding ? "embed_pieces" : "embed", max_binding);
+    std::vector<std::tuple<const Call*, std::string, std::vector<float>>> checks;
+    for (QuantType type : weight_types()) {
+      const std::size_t rows = 97, cols = quant_info(type).block_elems == 1 ? 334 : 512, rb = quant_row_bytes(type, cols);
+      const auto w = quantized(type, random_vector(rows * cols, rng, 0.5f), rows, cols);
+      const std::vector<int> tokens = {5, 0, 96, 5, 41};
+      std::vector<float> want(tokens.size() * cols);
+      for (std::size_t t = 0; t < tokens.size(); ++t)
+        dequantize(QuantRow::view(type, std::span(w).subspan(tokens[t] * rb, rb), cols), std::span(want).subspan(t * cols, cols));
+      const Call& c = job.call("embed").in("w", w).zeros("o", want.size() * 4, 0x7fc00000u).text("type", std::string(quant_info(type).name))
+                          .buf("w", "w").buf("out", "o").arg("rows", rows).arg("cols", cols).ints("tokens", tokens).out("o");
+      checks.emplace_back(&c, std::string(quant_info(type).name) + (max_binding ? " in pieces" : ""), want);
+    }
+    ASSERT_TRUE(job.run()) << "the harness failed (its log is above)";
+    for (const auto& [call, what, want] : checks) expect_contract("embed", Job::output(*call, "o"), want, what);
   }
 }
 

@@ -116,6 +116,11 @@ class Call {
     args_.push_back("\"" + key + "\": " + s.str());
     return *this;
   }
+  Call& ints(const std::string& key, const std::vector<int>& v) {
+    std::string s = "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+    return raw(key, s + "]");
+  }
   Call& flag(const std::string& key, bool v) { return raw(key, v ? "true" : "false"); }
   Call& text(const std::string& key, const std::string& v) { return raw(key, "\"" + v + "\""); }
   Call& buf(const std::string& key, const std::string& name) { return text(key, "@" + name); }

@@ -25,7 +25,7 @@ export const WEIGHT_TYPES = {
 };
 
 // Every shader (shaders/<name>.wgsl), each prepended with shaders/common.wgsl.
-export const SHADERS = ['gemv', 'rmsnorm', 'rope', 'kv_append', 'attention_scores', 'attention_values',
+export const SHADERS = ['gemv', 'embed', 'rmsnorm', 'rope', 'kv_append', 'attention_scores', 'attention_values',
   'attention_combine', 'swiglu', 'add', 'argmax'];
 
 const WG = 64;  // common.wgsl's WG: every shader's workgroup size and the attention chunk
@@ -125,8 +125,11 @@ export class Kernels {
       modules.set(SHADERS[i], module);
     }
     k.modules = modules;
-    for (const name of SHADERS) if (name !== 'gemv') k.pipeline(name);
-    for (const type of Object.keys(WEIGHT_TYPES)) k.pipeline('gemv', { TYPE: WEIGHT_TYPES[type].id });
+    for (const name of SHADERS) if (name !== 'gemv' && name !== 'embed') k.pipeline(name);
+    for (const type of Object.keys(WEIGHT_TYPES)) {
+      k.pipeline('gemv', { TYPE: WEIGHT_TYPES[type].id });
+      k.pipeline('embed', { TYPE: WEIGHT_TYPES[type].id });
+    }
     const error = await device.popErrorScope();
     if (error) throw new Error(`webgpu: building the pipelines: ${error.message}`);
     return k;
@@ -205,6 +208,23 @@ export class Kernels {
       const [gx, gy] = grid(count);
       rec.dispatch(pipeline, [{ buffer: w, offset, size }, this.whole(x, 'gemv x'), this.whole(y, 'gemv y'), u], gx, gy, m);
     }
+  }
+
+  // out[t] = row tokens[t] of W (rows x cols of `type`, e.g. the token embeddings) as f32; tokens: host
+  // integers (one dispatch each: the row's piece of W is bound, Note [WebGPU weights in pieces]).
+  embed(rec, { type, w, rows, cols, tokens, out }) {
+    const rb = rowBytes(type, cols);
+    need(out.size >= tokens.length * cols * 4, `embed: out too small for ${tokens.length} rows of ${cols}`);
+    need(rb + this.align + 8 <= this.maxBindingBytes, `embed: one ${type} row of ${rb} bytes does not fit a binding of ${this.maxBindingBytes} bytes`);
+    const pipeline = this.pipeline('embed', { TYPE: WEIGHT_TYPES[type].id });
+    tokens.forEach((token, t) => {
+      need(Number.isInteger(token) && token >= 0 && token < rows, `embed: token id ${token} is outside [0, ${rows})`);
+      const start = token * rb, offset = start - (start % this.align);
+      const size = Math.min(Math.ceil((start + rb - offset) / 4) * 4 + 4, w.size - offset);
+      const u = rec.uniform([{ u: cols }, { u: start - offset }, { u: t * cols }]);
+      const [gx, gy] = grid(Math.ceil(cols / WG));
+      rec.dispatch(pipeline, [{ buffer: w, offset, size }, this.whole(out, 'embed out'), u], gx, gy);
+    });
   }
 
   // out[r] = rmsnorm(x[r]) * weight for count rows of n.
