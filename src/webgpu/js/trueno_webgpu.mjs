@@ -57,8 +57,8 @@ function grid(count) {
 // Note [WebGPU recording]
 // A Recorder holds one command encoder and one compute pass: every op appends dispatches, and WebGPU
 // orders them (a dispatch sees the storage writes of the ones before it in the pass). Each dispatch's
-// scalars go in a small uniform buffer of its own (WebGPU has no push constants), destroyed once the
-// submission is done.
+// scalars go in a small uniform buffer of its own (WebGPU has no push constants), destroyed right after
+// the submission (WebGPU keeps a destroyed buffer's memory until the work using it is done).
 class Recorder {
   constructor(device) {
     this.device = device;
@@ -97,8 +97,7 @@ class Recorder {
   async submit() {
     this.pass.end();
     this.device.queue.submit([this.encoder.finish()]);
-    await this.device.queue.onSubmittedWorkDone();
-    for (const b of this.uniforms) b.destroy();
+    for (const b of this.uniforms) b.destroy();  // allowed once submitted: WebGPU frees them after the work
     this.uniforms = [];
   }
 }
