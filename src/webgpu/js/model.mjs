@@ -83,6 +83,13 @@ export class WebGpuModel {
     this.thetaScale = Math.fround(Math.pow(c.ropeBase, -2 / c.ropeDim));
   }
 
+  // Frees every buffer of the model (weights, activations, caches).
+  destroy() {
+    const weights = [this.tokenEmbd, this.output, this.outputNorm, this.ropeFreqs, ...this.layers.flatMap((L) => Object.values(L))];
+    for (const t of new Set(weights)) t?.buffer.destroy();
+    for (const b of [...Object.values(this.act), ...this.kCache, ...this.vCache, this.scratch.scores, this.scratch.stats, this.scratch.parts]) b.destroy();
+  }
+
   linear(rec, w, x, y, T, accumulate = false) {
     this.k.gemv(rec, { type: w.type, w: w.buffer, rows: w.rows, cols: w.cols, x, y, m: T, accumulate });
   }
