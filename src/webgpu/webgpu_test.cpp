@@ -82,8 +82,9 @@ TEST(WebGpu, EveryShaderHasAContract) {
 }
 
 // y = W x for every weight type, 1 and 3 activation rows, shapes that end Q4_0/Q8_0/Q6_K rows 2 bytes
-// past a word (as VulkanGpu.GemvOfEveryWeightTypeMatchesTheCpu); run twice: whole bindings, and a
-// binding limit of 8 KiB that splits every matrix into pieces (Note [WebGPU weights in pieces]).
+// past a word (as VulkanGpu.GemvOfEveryWeightTypeMatchesTheCpu); run with the glue's defaults, with a
+// binding limit of 8 KiB that splits every matrix into pieces (Note [WebGPU weights in pieces]), and with
+// 64 and 1 invocations per row (Note [WebGPU GEMV rows per workgroup]; the default is 8).
 TEST(WebGpuDevice, GemvOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_WEBGPU();
   std::mt19937_64 rng(seed() + 1);
@@ -91,8 +92,10 @@ TEST(WebGpuDevice, GemvOfEveryWeightTypeMatchesTheCpu) {
   const Shapes k_shapes = {{64, 256}, {67, 512}, {300, 256}};
   const Shapes b32_shapes = {{64, 256}, {67, 288}, {300, 256}};
   const Shapes float_shapes = {{64, 64}, {37, 334}, {300, 64}};
-  for (std::size_t max_binding : {std::size_t{0}, std::size_t{8192}}) {
-    Job job(max_binding ? "gemv_pieces" : "gemv", max_binding);
+  const std::pair<std::size_t, std::size_t> configs[] = {{0, 0}, {8192, 0}, {0, 64}, {0, 1}};  // {max binding bytes, threads per row}
+  for (const auto& [max_binding, tpr] : configs) {
+    const std::string config = max_binding ? " in pieces of <= 8192 bytes" : tpr ? " " + std::to_string(tpr) + " invocations per row" : "";
+    Job job("gemv_" + std::to_string(max_binding) + "_" + std::to_string(tpr), max_binding, tpr);
     struct Check {
       const Call* call;
       std::string op, what;
@@ -112,8 +115,7 @@ TEST(WebGpuDevice, GemvOfEveryWeightTypeMatchesTheCpu) {
             quant_matvec(type, w, rows, cols, std::span(x_cpu).subspan(r * cols, cols), std::span(want).subspan(r * rows, rows));
           const Call& c = job.call("gemv").in("w", w).in("x", x).zeros("y", m * rows * 4).text("type", name).buf("w", "w").buf("x", "x")
                               .buf("y", "y").arg("rows", rows).arg("cols", cols).arg("m", m).out("y");
-          checks.push_back({&c, "gemv_" + name, std::to_string(rows) + "x" + std::to_string(cols) + " m=" + std::to_string(m) +
-                                                   (max_binding ? " in pieces of <= 8192 bytes" : ""), want});
+          checks.push_back({&c, "gemv_" + name, std::to_string(rows) + "x" + std::to_string(cols) + " m=" + std::to_string(m) + config, want});
         }
       }
     }

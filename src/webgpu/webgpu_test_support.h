@@ -160,7 +160,9 @@ class Call {
 // A list of calls run by one node process, in order.
 class Job {
  public:
-  explicit Job(std::string name, std::size_t max_binding_bytes = 0) : name_(std::move(name)), max_binding_bytes_(max_binding_bytes) {}
+  // max_binding_bytes, gemv_threads_per_row: the glue's options (0: its defaults).
+  explicit Job(std::string name, std::size_t max_binding_bytes = 0, std::size_t gemv_threads_per_row = 0)
+      : name_(std::move(name)), max_binding_bytes_(max_binding_bytes), gemv_threads_per_row_(gemv_threads_per_row) {}
 
   Call& call(const std::string& op) {
     calls_.emplace_back(work_dir(), name_ + "_" + std::to_string(calls_.size()), op);
@@ -174,6 +176,7 @@ class Job {
       std::ofstream f(path);
       f << "{";
       if (max_binding_bytes_ != 0) f << "\"max_binding_bytes\": " << max_binding_bytes_ << ", ";
+      if (gemv_threads_per_row_ != 0) f << "\"gemv_threads_per_row\": " << gemv_threads_per_row_ << ", ";
       f << "\"cases\": [\n";
       for (std::size_t i = 0; i < calls_.size(); ++i) f << (i ? ",\n" : "") << calls_[i].json();
       f << "]}\n";
@@ -195,7 +198,7 @@ class Job {
 
  private:
   std::string name_;
-  std::size_t max_binding_bytes_;
+  std::size_t max_binding_bytes_, gemv_threads_per_row_;
   std::deque<Call> calls_;  // a deque: references from call() stay valid
 };
 

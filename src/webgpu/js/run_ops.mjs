@@ -1,7 +1,7 @@
 // The WebGPU contract tests' harness (src/webgpu/webgpu_test.cpp writes the job, checks the outputs
 // against trueno's CPU kernels by contracts/gpu/webgpu.yaml): runs a list of kernel calls through the
 // glue (trueno_webgpu.mjs) on Dawn and writes the buffers named as outputs.
-//   node run_ops.mjs JOB.json      # {"max_binding_bytes": N (optional), "cases": [CASE, ...]}
+//   node run_ops.mjs JOB.json      # {"max_binding_bytes": N, "gemv_threads_per_row": N (both optional), "cases": [CASE, ...]}
 // CASE: {"op": "gemv", "buffers": {NAME: {"file": PATH} | {"bytes": N, "fill": U32}}, "args": {...},
 //        "out": {NAME: PATH}, "scratch": [n_ctx, heads, head_dim, rows] (attention only)}
 // In args a string "@NAME" is the buffer NAME; everything else goes to the op as given. The cases run in
@@ -53,7 +53,7 @@ async function runCase(kernels, c) {
 async function main() {
   if (process.argv.length !== 3) fail('usage: node run_ops.mjs JOB.json');
   const job = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-  const { adapter, device, kernels, errors } = await openKernels({ maxBindingBytes: job.max_binding_bytes });
+  const { adapter, device, kernels, errors } = await openKernels({ maxBindingBytes: job.max_binding_bytes, gemvThreadsPerRow: job.gemv_threads_per_row });
   const t0 = performance.now();
   let dispatches = 0;
   for (const c of job.cases) {

@@ -105,7 +105,8 @@ class Recorder {
 export class Kernels {
   // device: a GPUDevice; loadShader(name): the WGSL text of shaders/<name>.wgsl (a Promise or a string).
   // options.maxBindingBytes: bind storage buffers in pieces of at most this many bytes (default: the
-  // device's maxStorageBufferBindingSize; the tests force small pieces).
+  // device's maxStorageBufferBindingSize; the tests force small pieces). options.gemvThreadsPerRow: Note
+  // [WebGPU GEMV rows per workgroup] (a power of two, 1..64; default 8).
   static async create(device, loadShader, options = {}) {
     const k = new Kernels(device, options);
     const common = await loadShader('common');
@@ -126,7 +127,7 @@ export class Kernels {
     k.modules = modules;
     for (const name of SHADERS) if (name !== 'gemv' && name !== 'embed') k.pipeline(name);
     for (const type of Object.keys(WEIGHT_TYPES)) {
-      k.pipeline('gemv', { TYPE: WEIGHT_TYPES[type].id });
+      k.pipeline('gemv', { TYPE: WEIGHT_TYPES[type].id, TPR: k.tpr });
       k.pipeline('embed', { TYPE: WEIGHT_TYPES[type].id });
     }
     const error = await device.popErrorScope();
@@ -139,6 +140,8 @@ export class Kernels {
     this.limits = device.limits;
     this.maxBindingBytes = Math.min(options.maxBindingBytes ?? Infinity, device.limits.maxStorageBufferBindingSize);
     this.align = device.limits.minStorageBufferOffsetAlignment;
+    this.tpr = options.gemvThreadsPerRow ?? 8;
+    need([1, 2, 4, 8, 16, 32, 64].includes(this.tpr), `gemvThreadsPerRow ${this.tpr} (a power of two, 1..64)`);
     this.pipelines = new Map();
   }
 
@@ -198,13 +201,13 @@ export class Kernels {
     // A piece: its start rounded down to the offset alignment (skew < align), its rows, a word of slack.
     const perPiece = Math.floor((this.maxBindingBytes - this.align - 8) / rb);
     need(perPiece >= 1, `gemv: one ${type} row of ${rb} bytes does not fit a binding of ${this.maxBindingBytes} bytes`);
-    const pipeline = this.pipeline('gemv', { TYPE: WEIGHT_TYPES[type].id });
+    const pipeline = this.pipeline('gemv', { TYPE: WEIGHT_TYPES[type].id, TPR: this.tpr });
     for (let first = 0; first < rows; first += perPiece) {
       const count = Math.min(perPiece, rows - first);
       const start = first * rb, offset = start - (start % this.align);
       const size = Math.min(Math.ceil((start + count * rb - offset) / 4) * 4 + 4, w.size - offset);
       const u = rec.uniform([{ u: rows }, { u: cols }, { u: rb }, { u: accumulate ? 1 : 0 }, { u: first }, { u: count }, { u: start - offset }]);
-      const [gx, gy] = grid(count);
+      const [gx, gy] = grid(Math.ceil(count / (WG / this.tpr)));
       rec.dispatch(pipeline, [{ buffer: w, offset, size }, this.whole(x, 'gemv x'), this.whole(y, 'gemv y'), u], gx, gy, m);
     }
   }

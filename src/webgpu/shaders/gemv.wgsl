@@ -1,8 +1,9 @@
 // y[m][row] (+)= sum_i W[row][i] x[m][i]: quantized (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) or float (F32, F16,
-// BF16) weights in their GGUF layouts, f32 activations. One workgroup per (weight row, activation row m
-// = workgroup_id.z): its invocations stride over the row's units (32-element blocks or sub-blocks;
-// single elements for float weights), then reduce (wg_sum). Decode runs m = 1; prefill dispatches every
-// prompt row at once (z), re-reading the weights per row (no tiled GEMM yet: docs/WEBGPU.md).
+// BF16) weights in their GGUF layouts, f32 activations. A workgroup takes WG / TPR weight rows of
+// activation row m = workgroup_id.z; each row's TPR invocations stride over its units (32-element blocks
+// or sub-blocks; single elements for float weights), then reduce in a segmented tree (Note [WebGPU GEMV
+// rows per workgroup]). Decode runs m = 1; prefill dispatches every prompt row at once (z), re-reading
+// the weights per row (no tiled GEMM yet: docs/WEBGPU.md).
 // Weights are read as 32-bit words (WGSL storage has no 8/16-bit types): Q4_0 (18 bytes), Q8_0 (34) and
 // Q6_K (210) blocks start at even, not always 4-byte aligned, offsets (word_at, u16_at).
 // Note [WebGPU weights in pieces]: the glue binds a weight matrix in pieces of whole rows when it is
@@ -11,6 +12,11 @@
 // Override TYPE: the GGUF type id (0 F32, 1 F16, 2 Q4_0, 8 Q8_0, 12 Q4_K, 13 Q5_K, 14 Q6_K, 30 BF16).
 
 override TYPE: u32 = 0u;
+// Note [WebGPU GEMV rows per workgroup]: invocations per weight row (a power of two <= WG). Fewer, more
+// rows per workgroup: fewer workgroups and barrier steps (log2 TPR), which is what costs on a CPU
+// implementation such as SwiftShader (a workgroup barrier switches every invocation); more: more loads in
+// flight per row on a GPU. The glue picks it (Kernels option gemvThreadsPerRow).
+override TPR: u32 = 8u;
 
 @group(0) @binding(0) var<storage, read> W: array<u32>;
 @group(0) @binding(1) var<storage, read> X: array<f32>;
@@ -31,18 +37,19 @@ fn u16_at(o: u32) -> u32 { return (W[o >> 2u] >> ((o & 2u) * 8u)) & 0xffffu; }  
 fn byte_at(o: u32) -> u32 { return (W[o >> 2u] >> ((o & 3u) * 8u)) & 0xffu; }
 fn sbyte(w: u32, i: u32) -> f32 { return f32(extractBits(bitcast<i32>(w), 8u * i, 8u)); }  // signed byte i of w
 
-// The partial dot product of this invocation (tid) over row `base` (its byte offset in W) with x row xo.
+// The partial dot product of this invocation (lane tid of TPR) over row `base` (its byte offset in W)
+// with x row xo.
 fn row_dot(base: u32, xo: u32, tid: u32) -> f32 {
   var acc = 0.0;
   let cols = p.cols;
   if (TYPE == 0u) {  // F32
-    for (var i = tid; i < cols; i += WG) { acc += bitcast<f32>(W[(base >> 2u) + i]) * X[xo + i]; }
+    for (var i = tid; i < cols; i += TPR) { acc += bitcast<f32>(W[(base >> 2u) + i]) * X[xo + i]; }
   } else if (TYPE == 1u) {  // F16: activations rounded to f16, as the CPU pass
-    for (var i = tid; i < cols; i += WG) { acc += f16_to_f32(u16_at(base + 2u * i)) * round_f16(X[xo + i]); }
+    for (var i = tid; i < cols; i += TPR) { acc += f16_to_f32(u16_at(base + 2u * i)) * round_f16(X[xo + i]); }
   } else if (TYPE == 30u) {  // BF16: the top 16 bits of an f32
-    for (var i = tid; i < cols; i += WG) { acc += bitcast<f32>(u16_at(base + 2u * i) << 16u) * X[xo + i]; }
+    for (var i = tid; i < cols; i += TPR) { acc += bitcast<f32>(u16_at(base + 2u * i) << 16u) * X[xo + i]; }
   } else if (TYPE == 2u) {  // Q4_0: 18-byte blocks (f16 d, 16 bytes: element j low nibble, j + 16 high), x = (q - 8) d
-    for (var b = tid; b < cols / 32u; b += WG) {
+    for (var b = tid; b < cols / 32u; b += TPR) {
       let o = base + b * 18u;
       let d = f16_to_f32(u16_at(o));
       var s = 0.0;
@@ -58,7 +65,7 @@ fn row_dot(base: u32, xo: u32, tid: u32) -> f32 {
       acc += d * s;
     }
   } else if (TYPE == 8u) {  // Q8_0: 34-byte blocks (f16 d, 32 int8)
-    for (var b = tid; b < cols / 32u; b += WG) {
+    for (var b = tid; b < cols / 32u; b += TPR) {
       let o = base + b * 34u;
       let d = f16_to_f32(u16_at(o));
       var s = 0.0;
@@ -75,7 +82,7 @@ fn row_dot(base: u32, xo: u32, tid: u32) -> f32 {
     let q5 = TYPE == 13u;
     let block_bytes = select(144u, 176u, q5);
     let qs_off = select(16u, 48u, q5);
-    for (var u = tid; u < cols / 32u; u += WG) {
+    for (var u = tid; u < cols / 32u; u += TPR) {
       let b = u / 8u;
       let j = u % 8u;  // block and sub-block
       let o = base + b * block_bytes;
@@ -112,7 +119,7 @@ fn row_dot(base: u32, xo: u32, tid: u32) -> f32 {
     // even offsets. Half h (128 elements) uses ql[64h..], qh[32h..], scales[8h..]; its quarter t (32
     // elements, l < 32) is q = (ql[64h + 32(t&1) + l] >> 4(t>>1)) & 15 | ((qh[32h + l] >> 2t) & 3) << 4,
     // x = d scales[8h + 2t + l/16] (q - 32).
-    for (var u = tid; u < cols / 32u; u += WG) {
+    for (var u = tid; u < cols / 32u; u += TPR) {
       let b = u / 8u;
       let h = (u % 8u) / 4u;
       let t = u % 4u;  // block, half, quarter
@@ -143,12 +150,21 @@ fn row_dot(base: u32, xo: u32, tid: u32) -> f32 {
 @compute @workgroup_size(WG)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
-  let r = wid.y * nwg.x + wid.x;  // the row within the piece
-  if (r >= p.piece_rows) { return; }  // uniform over the workgroup
+  let lane = tid % TPR;
+  let r = (wid.y * nwg.x + wid.x) * (WG / TPR) + tid / TPR;  // the row within the piece
   let m = wid.z;
-  let s = wg_sum(row_dot(p.byte_skew + r * p.row_bytes, m * p.cols, tid), tid);
-  if (tid == 0u) {
+  var v = 0.0;
+  if (r < p.piece_rows) { v = row_dot(p.byte_skew + r * p.row_bytes, m * p.cols, lane); }
+  // The segmented tree: each row's TPR partial sums into its first lane (every invocation takes part:
+  // the barriers need uniform control flow).
+  red_[tid] = v;
+  workgroupBarrier();
+  for (var s = TPR / 2u; s > 0u; s = s >> 1u) {
+    if (lane < s) { red_[tid] = red_[tid] + red_[tid + s]; }
+    workgroupBarrier();
+  }
+  if (lane == 0u && r < p.piece_rows) {
     let at = m * p.rows + p.first_row + r;
-    if (p.accumulate != 0u) { Y[at] = Y[at] + s; } else { Y[at] = s; }
+    if (p.accumulate != 0u) { Y[at] = Y[at] + red_[tid]; } else { Y[at] = red_[tid]; }
   }
 }
