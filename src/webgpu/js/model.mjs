@@ -74,7 +74,7 @@ export class WebGpuModel {
     this.act = {  // activations, T rows each
       x: f32(T * c.nEmbd), xn: f32(T * c.nEmbd), q: f32(T * this.q_dim), k: f32(T * this.kvRow), v: f32(T * this.kvRow),
       att: f32(T * this.q_dim), proj: f32(T * c.nEmbd), gate: f32(T * c.nFf), up: f32(T * c.nFf), logits: f32(T * c.nVocab),
-      pos: kernels.buffer(4),
+      pos: kernels.buffer(4), next: kernels.buffer(T * 4),
     };
     // Note [F16 attention]: the caches hold f16, as pairs of halves in u32 words. [nCtx][KV] per layer.
     this.kCache = [], this.vCache = [];
@@ -95,8 +95,9 @@ export class WebGpuModel {
   }
 
   // The logits ([T][V], a Float32Array) of tokens at positions pos .. pos + T - 1; the caches keep
-  // their keys and values for the next call.
-  async forward(tokens, pos) {
+  // their keys and values for the next call. With { logits: false } only each row's greedy token (argmax
+  // on the GPU: 4 bytes read back per row instead of V floats), in `tokens`; with { greedy: true } both.
+  async forward(tokens, pos, { logits = true, greedy = false } = {}) {
     const { k, c, act: a } = this, T = tokens.length, d = c.nEmbd;
     if (T < 1 || T > this.maxTokens) throw new Error(`webgpu model: ${T} tokens in one call (1..${this.maxTokens})`);
     if (pos + T > this.nCtx) throw new Error(`webgpu model: positions up to ${pos + T} past the cache of ${this.nCtx}`);
@@ -124,7 +125,11 @@ export class WebGpuModel {
     });
     k.rmsnorm(rec, { x: a.x, weight: this.outputNorm.buffer, out: a.xn, n: d, count: T, eps: c.rmsEps });
     this.linear(rec, this.output, a.xn, a.logits, T);
+    if (greedy || !logits) k.argmax(rec, { x: a.logits, out: a.next, n: c.nVocab, count: T });
     await rec.submit();
-    return new Float32Array(await k.read(a.logits, T * c.nVocab * 4));
+    const out = logits ? new Float32Array(await k.read(a.logits, T * c.nVocab * 4)) : null;
+    if (!greedy && logits) return out;
+    const next = Array.from(new Uint32Array(await k.read(a.next, T * 4)));
+    return logits ? { logits: out, tokens: next } : next;
   }
 }

@@ -42,23 +42,29 @@ export async function checkRecording(kernels, name, ref, logits, read, fileSize,
   const prompt = ref.prompt_tokens, gen = ref.generated_tokens.slice(0, positions), V = ref.n_vocab;
   const model = await WebGpuModel.load(kernels, gguf, read, { nCtx: Math.ceil((prompt.length + gen.length) / 64) * 64, maxTokens: prompt.length });
   const t1 = performance.now();
-  const step = await model.forward(prompt, 0);
-  let last = step.subarray((prompt.length - 1) * V, prompt.length * V);
-  let minCos = 1, maxAbs = 0, agree = 0, finite = true, firstBad = -1;
+  // greedy: the GPU's argmax of each row too, which must pick what the logits read back pick.
+  let step = await model.forward(prompt, 0, { greedy: true });
+  let last = step.logits.subarray((prompt.length - 1) * V, prompt.length * V), next = step.tokens[prompt.length - 1];
+  let minCos = 1, maxAbs = 0, agree = 0, finite = true, firstBad = -1, argmaxDiffers = 0;
   for (let i = 0; i < gen.length; ++i) {
+    if (next !== argmax(last)) ++argmaxDiffers;
     const r = compare(last, logits.subarray(i * V, (i + 1) * V));
     if (r.cosine < minCos) minCos = r.cosine;
     maxAbs = Math.max(maxAbs, r.maxAbs);
     agree += r.same ? 1 : 0;
     finite &&= r.finite;
     if (firstBad < 0 && (r.cosine < gate.minCosine || !r.finite)) firstBad = i;
-    if (i + 1 < gen.length) last = await model.forward([gen[i]], prompt.length + i);
+    if (i + 1 < gen.length) {
+      step = await model.forward([gen[i]], prompt.length + i, { greedy: true });
+      last = step.logits, next = step.tokens[0];
+    }
   }
   const t2 = performance.now();
   model.destroy();
-  const ok = firstBad < 0 && finite && agree >= gate.minArgmax * gen.length;
+  const ok = firstBad < 0 && finite && agree >= gate.minArgmax * gen.length && argmaxDiffers === 0;
   const line = `${ok ? 'PASS' : 'FAIL'} ${name} (${ref.model}, ${model.c.arch}, ${gen.length} positions): min cosine ${minCos.toFixed(6)}, ` +
     `max |d| ${maxAbs.toExponential(2)}, argmax ${agree}/${gen.length}` + (firstBad >= 0 ? `, first position below ${gate.minCosine}: ${firstBad}` : '') +
+    (argmaxDiffers ? `, the GPU argmax differs from the logits' on ${argmaxDiffers} positions` : '') +
     `; load ${(t1 - t0).toFixed(0)} ms, prefill ${prompt.length} + decode ${gen.length - 1} tokens ${(t2 - t1).toFixed(0)} ms`;
   return { ok, line };
 }
