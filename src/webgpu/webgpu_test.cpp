@@ -54,7 +54,7 @@ std::vector<QuantType> weight_types() {
 }
 
 // Every shader (shaders/*.wgsl but common.wgsl, which is prepended to the others) has an entry in
-// contracts/gpu/webgpu.yaml, and every entry names a test of this binary.
+// contracts/gpu/webgpu.yaml and is compiled by the glue, and every entry names a test of this binary.
 TEST(WebGpu, EveryShaderHasAContract) {
   const YAML::Node root = YAML::LoadFile(test::contracts_dir() + "/gpu/webgpu.yaml");
   std::set<std::string> covered, tests;
@@ -77,6 +77,17 @@ TEST(WebGpu, EveryShaderHasAContract) {
     EXPECT_TRUE(covered.contains(name)) << "shader " << name << ".wgsl has no contract in contracts/gpu/webgpu.yaml";
   }
   EXPECT_GE(shaders, 10u);
+  // ... and the glue compiles each one (its SHADERS list names every file but common.wgsl).
+  const std::string glue = read_text(std::string(TRUENO_SOURCE_DIR) + "/src/webgpu/js/trueno_webgpu.mjs");
+  const auto at = glue.find("export const SHADERS = [");
+  ASSERT_NE(at, std::string::npos) << "trueno_webgpu.mjs has no SHADERS list";
+  const std::string list = glue.substr(at, glue.find("];", at) - at);
+  for (const auto& e : std::filesystem::directory_iterator(std::string(TRUENO_SOURCE_DIR) + "/src/webgpu/shaders")) {
+    const std::string name = e.path().stem().string();
+    if (name != "common") {
+      EXPECT_NE(list.find("'" + name + "'"), std::string::npos) << name << ".wgsl is not in the glue's SHADERS list";
+    }
+  }
   for (QuantType t : weight_types())
     EXPECT_TRUE(root["ops"]["gemv_" + std::string(quant_info(t).name)]) << "no gemv contract for " << quant_info(t).name;
 }
