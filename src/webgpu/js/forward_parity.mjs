@@ -1,9 +1,10 @@
 // The WebGPU forward pass (model.mjs) against the CPU's logits in Node: every reference recording of
 // tests/data/reference (NAME.json + NAME.logits.f32: the CPU logits that chose each greedy token, the
 // ones realizar's CPU pass is tested against) checked by parity.mjs (the parity gate's rule).
-//   node forward_parity.mjs TESTDATA_DIR CONTRACTS_DIR [--positions N] [NAME ...]   (default: every
-//   recording, every recorded position; --positions: the first N (the gate's min_positions is 8): on
-//   SwiftShader each decode step of even these tiny models takes a second or more)
+//   node forward_parity.mjs TESTDATA_DIR CONTRACTS_DIR [--positions N] [--prefill-chunk N] [NAME ...]
+//   (default: every recording, every recorded position, the prompt in one call; --positions: the first N
+//   (the gate's min_positions is 8: SwiftShader takes seconds per decode step of the larger test models);
+//   --prefill-chunk: the prompt in calls of N tokens)
 // Exit status 0: every recording passes; 1: one fails (or an error); 77: skipped (no npm webgpu or no
 // adapter: the message says which), for CTest's SKIP_RETURN_CODE. Dawn runs on the Vulkan driver of
 // VK_ICD_FILENAMES when set, else TRUENO_WEBGPU_ICD, else Debian chromium's SwiftShader (as webgpu_tests).
@@ -14,8 +15,12 @@ import { checkRecording, gateNumbers } from './parity.mjs';
 
 async function main() {
   const [dataDir, contractsDir, ...rest] = process.argv.slice(2);
-  let positions = Infinity;
-  if (rest[0] === '--positions') positions = Number(rest[1]), rest.splice(0, 2);
+  let positions = Infinity, prefillChunk = Infinity;
+  for (;;) {
+    if (rest[0] === '--positions') positions = Number(rest[1]), rest.splice(0, 2);
+    else if (rest[0] === '--prefill-chunk') prefillChunk = Number(rest[1]), rest.splice(0, 2);
+    else break;
+  }
   const names = rest;
   if (!dataDir || !contractsDir) {
     process.stderr.write('usage: node forward_parity.mjs TESTDATA_DIR CONTRACTS_DIR [NAME ...]\n');
@@ -56,7 +61,7 @@ async function main() {
       await file.read(b, 0, length, offset);
       return b;
     };
-    const r = await checkRecording(opened.kernels, name, ref, logits, read, (await file.stat()).size, gate, positions);
+    const r = await checkRecording(opened.kernels, name, ref, logits, read, (await file.stat()).size, gate, positions, prefillChunk);
     await file.close();
     process.stdout.write(`${r.line}\n`);
     ok = r.ok && ok;

@@ -36,15 +36,20 @@ function compare(got, want) {
 
 // ref: the recording's JSON; logits: its Float32Array; read(offset, length) -> Promise<Uint8Array> of
 // the model file of fileSize bytes. { ok, line } (line: the verdict in one line).
-export async function checkRecording(kernels, name, ref, logits, read, fileSize, gate, positions = Infinity) {
+// positions: compare the first this many; prefillChunk: run the prompt in calls of at most this many tokens
+// (a long prompt's way through the attention scratch), else in one.
+export async function checkRecording(kernels, name, ref, logits, read, fileSize, gate, positions = Infinity, prefillChunk = Infinity) {
   const t0 = performance.now();
   const gguf = await readGguf(read, fileSize);
   const prompt = ref.prompt_tokens, gen = ref.generated_tokens.slice(0, positions), V = ref.n_vocab;
-  const model = await WebGpuModel.load(kernels, gguf, read, { nCtx: Math.ceil((prompt.length + gen.length) / 64) * 64, maxTokens: prompt.length });
+  const chunk = Math.min(prefillChunk, prompt.length);
+  const model = await WebGpuModel.load(kernels, gguf, read, { nCtx: Math.ceil((prompt.length + gen.length) / 64) * 64, maxTokens: chunk });
   const t1 = performance.now();
   // greedy: the GPU's argmax of each row too, which must pick what the logits read back pick.
-  let step = await model.forward(prompt, 0, { greedy: true });
-  let last = step.logits.subarray((prompt.length - 1) * V, prompt.length * V), next = step.tokens[prompt.length - 1];
+  let step;
+  for (let p = 0; p < prompt.length; p += chunk) step = await model.forward(prompt.slice(p, p + chunk), p, { greedy: true });
+  const rows = step.tokens.length;
+  let last = step.logits.subarray((rows - 1) * V, rows * V), next = step.tokens[rows - 1];
   let minCos = 1, maxAbs = 0, agree = 0, finite = true, firstBad = -1, argmaxDiffers = 0;
   for (let i = 0; i < gen.length; ++i) {
     if (next !== argmax(last)) ++argmaxDiffers;
@@ -65,6 +70,6 @@ export async function checkRecording(kernels, name, ref, logits, read, fileSize,
   const line = `${ok ? 'PASS' : 'FAIL'} ${name} (${ref.model}, ${model.c.arch}, ${gen.length} positions): min cosine ${minCos.toFixed(6)}, ` +
     `max |d| ${maxAbs.toExponential(2)}, argmax ${agree}/${gen.length}` + (firstBad >= 0 ? `, first position below ${gate.minCosine}: ${firstBad}` : '') +
     (argmaxDiffers ? `, the GPU argmax differs from the logits' on ${argmaxDiffers} positions` : '') +
-    `; load ${(t1 - t0).toFixed(0)} ms, prefill ${prompt.length} + decode ${gen.length - 1} tokens ${(t2 - t1).toFixed(0)} ms`;
+    `; load ${(t1 - t0).toFixed(0)} ms, prefill ${prompt.length}${chunk < prompt.length ? ` in calls of ${chunk}` : ''} + decode ${gen.length - 1} tokens ${(t2 - t1).toFixed(0)} ms`;
   return { ok, line };
 }

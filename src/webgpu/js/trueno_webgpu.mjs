@@ -275,6 +275,8 @@ export class Kernels {
     const u = rec.uniform([{ u: heads }, { u: headDim }, { u: group }, { u: kvRow }, { u: chunks }, { u: launched }, { u: nCtx }, { u: rows }, { u: row0 },
       { f: 1 / Math.sqrt(headDim) }]);
     const kc = this.whole(kCache, 'attention k cache'), vc = this.whole(vCache, 'attention v cache');
+    // The scratch grows with rows x heads x nCtx: a long prompt is run in chunks of rows (row0).
+    for (const [b, what] of [[scratch.scores, 'scores'], [scratch.stats, 'statistics'], [scratch.parts, 'partial outputs']]) this.whole(b, `attention ${what} scratch`);
     const [gx, gy] = grid(launched * heads * rows);
     rec.dispatch(this.pipeline('attention_scores'), [q, kc, pos, scratch.scores, scratch.stats, u], gx, gy);
     rec.dispatch(this.pipeline('attention_values'), [vc, pos, scratch.scores, scratch.stats, scratch.parts, u], gx, gy);
