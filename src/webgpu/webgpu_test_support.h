@@ -53,14 +53,25 @@ inline int run_harness(const std::string& job, std::string* log) {
 #endif
 }
 
-// A folder of its own for this process's jobs.
+// A folder of its own for this process's jobs (inputs, outputs, logs: up to tens of MB), removed at exit
+// unless a test failed (then its path is printed, to look at the job).
 inline std::string work_dir() {
-  static const std::string d = [] {
+  // Never destroyed: the exit handler reads it after the static destructors of this translation unit.
+  static const std::string* const d = [] {
     const auto p = std::filesystem::temp_directory_path() / ("trueno-webgpu-" + std::to_string(::getpid()));
     std::filesystem::create_directories(p);
-    return p.string();
+    std::atexit([] {
+      const std::string& dir = work_dir();
+      if (::testing::UnitTest::GetInstance()->Failed()) {
+        std::printf("[webgpu] the failed run's jobs are in %s\n", dir.c_str());
+        return;
+      }
+      std::error_code ec;
+      std::filesystem::remove_all(dir, ec);
+    });
+    return new std::string(p.string());
   }();
-  return d;
+  return *d;
 }
 
 // Why the harness cannot run here ("" when it can): checked once, with an empty job (Dawn asks for an
