@@ -61,6 +61,12 @@ if [ ! -f decy/wgsl_runner/node_modules/webgpu/package.json ] ||
    [ decy/wgsl_runner/package-lock.json -nt decy/wgsl_runner/node_modules/.package-lock.json ]; then
   (cd decy/wgsl_runner && npm ci --no-audit --no-fund)
 fi
+# The WebGPU backend's glue and its tests' harness (src/webgpu/js: npm webgpu = Dawn, prebuilt), pinned by
+# its package-lock.json; like decy's runner it runs on chromium's SwiftShader Vulkan driver (docs/WEBGPU.md).
+if [ ! -f src/webgpu/js/node_modules/webgpu/package.json ] ||
+   [ src/webgpu/js/package-lock.json -nt src/webgpu/js/node_modules/.package-lock.json ]; then
+  (cd src/webgpu/js && npm ci --no-audit --no-fund)
+fi
 [ "${1:-}" = "--deps" ] && exit 0
 
 cmake --preset release

@@ -93,6 +93,11 @@ std::string report(std::vector<std::string>* problems) {
       {"cuda", kCudaTestsBuilt, "Each kernel against its CPU kernel on a CUDA device (label gpu; a visible skip elsewhere)."},
       {"vulkan", kVulkanTestsBuilt,
        "Each shader against its CPU kernel on a Vulkan device (label gpu; lavapipe in CI; a visible skip elsewhere)."},
+      // The WebGPU backend's tests are in their own binary (webgpu_tests, src/webgpu/): listed here, their names
+      // checked by WebGpu.EveryShaderHasAContract there.
+      {"webgpu", false,
+       "Each WGSL shader through the JavaScript glue in Node with Dawn on SwiftShader against its CPU kernel (webgpu_tests; "
+       "label gpu; a visible skip without node, npm webgpu or SwiftShader; docs/WEBGPU.md)."},
       // decy's tests are in their own binary (decy_tests): listed here, their names not checked by this one.
       {"decy", false,
        "Each kernel translated by decy from CUDA C++ to GLSL, run on a Vulkan device against its CPU reference, and to WGSL under Dawn "
