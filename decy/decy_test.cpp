@@ -202,6 +202,67 @@ TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   expect_compiles(g, "srem");
 }
 
+// Note [Correctly rounded intrinsics]: one `precise` operation each (no contraction into an fma), sincosf's
+// out parameters through a range-reduced helper (Note [sincosf]), the other math intrinsics mapped.
+TEST(DecyGlsl, CorrectlyRoundedIntrinsicsAndSincos) {
+  const Glsl g = translate(R"(
+__global__ void k(float* y, int* e, float a, float b) {
+  y[0] = __fsub_rn(__fmul_rn(a, b), __fadd_rn(a, 1.0f));
+  y[1] = __fdiv_rn(a, b);
+  float s, c;
+  sincosf(a, &s, &c);
+  __sincosf(b, &y[2], &y[3]);
+  y[4] = s + c;
+  y[5] = frexpf(a, &e[0]) + ldexpf(b, 3) + exp2f(a) + rintf(b) + __sinf(a) + __cosf(b);
+  e[1] = __float2int_rn(a);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "float decy_fadd_rn(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a + b;"));
+  EXPECT_TRUE(contains(g.text, "precise float r = a - b;"));
+  EXPECT_TRUE(contains(g.text, "precise float r = a * b;"));
+  EXPECT_TRUE(contains(g.text, "precise float r = a / b;"));
+  EXPECT_TRUE(contains(g.text, "y[0] = decy_fsub_rn(decy_fmul_rn(a, b), decy_fadd_rn(a, 1.0));")) << g.text;
+  EXPECT_TRUE(contains(g.text, "void decy_sincos(float x, out float s, out float c) {"));
+  EXPECT_TRUE(contains(g.text, "decy_sincos(a, s, c);"));
+  EXPECT_TRUE(contains(g.text, "decy_sincos(b, y[2], y[3]);"));
+  EXPECT_TRUE(contains(g.text, "frexp(a, e[0])"));
+  EXPECT_TRUE(contains(g.text, "ldexp(b, 3)"));
+  EXPECT_TRUE(contains(g.text, "roundEven(b)"));
+  EXPECT_TRUE(contains(g.text, "e[1] = int(roundEven(a));"));
+  expect_compiles(g, "rounded");
+  // sincosf's pointer arguments must be &lvalue: a pointer parameter passed on is refused by name.
+  const Glsl bad = translate("__global__ void k(float* y, float a) {\n  sincosf(a, y, y + 1);\n}");
+  EXPECT_TRUE(contains(errors(bad), "snippet.cu:2: error: pointer argument of 'sincosf' that is not '&variable'")) << errors(bad);
+}
+
+// Note [Optional buffers]: `p != nullptr`, `p == nullptr`, `if (p)` on a pointer parameter, also through a
+// helper's pointer parameter, read a push-constant flag after the scalars; the header says which buffer.
+TEST(DecyGlsl, NullptrTestsOfOptionalBuffersArePushConstantFlags) {
+  const Glsl g = translate(R"(
+__device__ float scale(const float* __restrict__ f, int i) { return f != nullptr ? f[i] : 1.0f; }
+__global__ void k(float* y, const float* __restrict__ f, const float* g, int n) {
+  const int i = threadIdx.x;
+  if (g == nullptr) return;
+  if (f) y[i] = g[i];
+  y[i] *= scale(f, i) * n;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  ASSERT_EQ(g.push.size(), 3u);
+  EXPECT_EQ(g.push[1].name, "decy_has_f");
+  EXPECT_EQ(g.push[1].offset, 4u);
+  EXPECT_EQ(g.push[2].name, "decy_has_g");
+  EXPECT_EQ(g.push_bytes, 12u);
+  EXPECT_TRUE(contains(g.text, "//   offset 4: uint decy_has_f (4 bytes): 1 when binding 1 (f) holds data, 0 for CUDA's nullptr")) << g.text;
+  EXPECT_TRUE(contains(g.text, "if (decy_pc.decy_has_g == 0u)"));
+  EXPECT_TRUE(contains(g.text, "if (decy_pc.decy_has_f != 0u)"));
+  EXPECT_TRUE(contains(g.text, "return (decy_pc.decy_has_f != 0u) ? f[f_off + uint(i)] : 1.0;")) << g.text;
+  expect_compiles(g, "optional");
+  const Glsl two = translate("__global__ void k(float* y, float* x) {\n  if (x == y) y[0] = 1.0f;\n}");
+  EXPECT_FALSE(two.errors.empty());
+}
+
 TEST(DecyGlsl, TheOnlyKernelNeedsNoName) {
   EXPECT_TRUE(translate(kAdd).errors.empty());
   const Glsl two = translate(std::string(kAdd) + "__global__ void other(float* y) { y[0] = 1.0f; }");

@@ -316,6 +316,74 @@ TEST(DecyVulkanGpu, ProjectF16StoresMatchTheCpu) {
     trueno::test::expect_gpu_contract("decy", "prefill_ops_cast_f16", halves(by, n, 0), want_bits, "515");
   }
 }
+
+// layer_ops.cu's rope (the prelude's rope_sincos: `freqs != nullptr`, sincosf; Note [Optional buffers],
+// Note [sincosf]), with freqs and without (a dummy buffer bound, decy_has_freqs 0), against the CPU: the
+// angle built the same way in f32, sin and cos in f64.
+TEST(DecyVulkanGpu, ProjectRopeWithAndWithoutFreqsMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  struct Push {
+    std::int32_t n_heads, hd, rope_dim;
+    float theta_scale;
+    std::int32_t neox;
+    std::uint32_t has_freqs;
+  };
+  const int heads = 4, hd = 64, rope_dim = 48, half = rope_dim / 2, pos = 1000, block = 32;
+  const float theta_scale = std::pow(10000.0f, -2.0f / static_cast<float>(rope_dim));
+  std::vector<float> freqs(half);
+  for (int i = 0; i < half; ++i) freqs[i] = 1.0f + 0.25f * static_cast<float>(i % 5);
+  for (const bool with_freqs : {true, false}) {
+    const int neox = with_freqs ? 1 : 0;
+    const auto v = trueno::test::random_normal(static_cast<std::size_t>(heads) * hd, rng(), 1.0f);
+    std::vector<float> cpu = v;
+    for (int h = 0; h < heads; ++h)
+      for (int i = 0; i < half; ++i) {
+        float theta = static_cast<float>(pos);
+        for (int k = 0; k < i; ++k) theta *= theta_scale;
+        if (with_freqs) theta /= freqs[i];
+        const float sn = static_cast<float>(std::sin(static_cast<double>(theta))), cs = static_cast<float>(std::cos(static_cast<double>(theta)));
+        const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+        float* row = cpu.data() + static_cast<std::size_t>(h) * hd;
+        const float x0 = row[a], x1 = row[b];
+        row[a] = x0 * cs - x1 * sn, row[b] = x0 * sn + x1 * cs;
+      }
+    const std::vector<std::int32_t> posv = {pos};
+    Buffer bv = upload(v), bpos(context(), 4), bf = upload(with_freqs ? freqs : std::vector<float>{0.0f});
+    bpos.upload(posv.data(), 4);
+    const std::uint32_t spec[1] = {block};
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_rope", spirv("layer_ops_rope"), 3, sizeof(Push), spec);
+    Recorder rec(context());
+    const Push push = {heads, hd, rope_dim, theta_scale, neox, with_freqs ? 1u : 0u};
+    rec.dispatch(p, {&bv, &bpos, &bf}, push, (heads * half + block - 1) / block);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_rope", download(bv, v.size()), cpu,
+                                      with_freqs ? "4 heads x 64, pos 1000, freqs, neox" : "4 heads x 64, pos 1000, no freqs");
+  }
+}
+
+// sample_ops.cu's repeat_penalty (__fdiv_rn, __fmul_rn: Note [Correctly rounded intrinsics]) against the
+// CPU's IEEE f32 division and multiplication, on distinct ids.
+TEST(DecyVulkanGpu, ProjectRepeatPenaltyMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 1000, n_ids = 300, block = 64;
+  const float penalty = 1.3f;
+  const auto x = trueno::test::random_normal(n, rng(), 4.0f);
+  std::vector<std::int32_t> ids(n);
+  for (int i = 0; i < n; ++i) ids[i] = i;
+  std::shuffle(ids.begin(), ids.end(), rng());
+  ids.resize(n_ids);
+  std::vector<float> cpu = x;
+  for (const int id : ids) cpu[id] = cpu[id] > 0.0f ? cpu[id] / penalty : cpu[id] * penalty;
+  Buffer bx = upload(x), bids(context(), n_ids * 4);
+  bids.upload(ids.data(), n_ids * 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("sample_ops_repeat_penalty", spirv("sample_ops_repeat_penalty"), 2, 8, spec);
+  Recorder rec(context());
+  const Push2 push = {n_ids, penalty};
+  rec.dispatch(p, {&bx, &bids}, push, (n_ids + block - 1) / block);
+  rec.submit();
+  trueno::test::expect_gpu_contract("decy", "sample_ops_repeat_penalty", download(bx, n), cpu, "1000 logits, 300 ids");
+}
 #else
 TEST(DecyVulkanGpu, NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
 #endif

@@ -75,7 +75,30 @@ const std::map<std::string, std::string> kMath = {
     {"fmaxf", "max"},  {"fminf", "min"},    {"fabsf", "abs"},  {"tanhf", "tanh"},     {"sinf", "sin"},   {"cosf", "cos"},
     {"powf", "pow"},   {"floorf", "floor"}, {"ceilf", "ceil"}, {"fmaf", "fma"},       {"min", "min"},    {"max", "max"},
     {"__float_as_int", "floatBitsToInt"}, {"__float_as_uint", "floatBitsToUint"}, {"__int_as_float", "intBitsToFloat"},
-    {"__uint_as_float", "uintBitsToFloat"}};
+    {"__uint_as_float", "uintBitsToFloat"}, {"__sinf", "sin"}, {"__cosf", "cos"}, {"exp2f", "exp2"}, {"rintf", "roundEven"},
+    {"ldexpf", "ldexp"}, {"frexpf", "frexp"}};
+
+// Note [Correctly rounded intrinsics]: CUDA's __fadd_rn / __fsub_rn / __fmul_rn are one IEEE operation each,
+// rounded to nearest even and never contracted into a fused multiply-add. Vulkan requires OpFAdd, OpFSub and
+// OpFMul to be correctly rounded, and a `precise` result (SPIR-V NoContraction) forbids fusing them: each is a
+// function whose result is `precise`. __fdiv_rn is the same `precise` a / b, but Vulkan promises only 2.5 ULP
+// for a division (|b| in [2^-126, 2^126]): correctly rounded where the driver's division is (lavapipe's,
+// LLVM's IEEE fdiv: measured in DecyVulkanGpu.RepeatPenalty*), not on every driver. __float2int_rn is
+// int(roundEven(x)) (ties to even, as cvt.rni); rintf roundEven; frexpf and ldexpf GLSL's frexp and ldexp
+// (GLSL leaves frexp of an infinity or NaN and an ldexp that overflows undefined).
+const std::map<std::string, std::string> kRounded = {
+    {"__fadd_rn", "+"}, {"__fsub_rn", "-"}, {"__fmul_rn", "*"}, {"__fdiv_rn", "/"}};
+
+// Note [sincosf]: GLSL's sin and cos are bounded (absolute 2^-11) only on [-pi, pi], and a rope angle is up
+// to the context length in radians. decy_sincos reduces x by k = round(x / 2pi) first (Cody-Waite: 2pi =
+// C1 + C2 + C3, C1 of 8 significant bits and C2 of 12, so k * C1 and k * C2 are exact for |k| < 2^12, |x|
+// below ~25700; `precise` keeps the order), then takes sin and cos of the reduced angle.
+const char* const kSincos =
+    "\n// sincosf (Note [sincosf] in decy/glsl.cpp): reduce to [-pi, pi] (Cody-Waite), then sin and cos.\n"
+    "void decy_sincos(float x, out float s, out float c) {\n"
+    "  precise float k = roundEven(x * 0.159154937f);\n"
+    "  precise float r = ((x - k * 6.28125f) - k * 0.00193500519f) - k * 3.01991605e-07f;\n"
+    "  s = sin(r);\n  c = cos(r);\n}\n";
 
 class Emitter {
  public:
@@ -108,12 +131,21 @@ class Emitter {
 
     std::ostringstream body;
     body << "void main() {\n";
+    const auto flags = [&] {  // Note [Optional buffers]: after the body, which finds them
+      for (const auto& p : k.params)
+        if (p.type.pointer && optional_.contains(rename(p.name))) {
+          out_.push_bytes = (out_.push_bytes + 3) / 4 * 4;
+          out_.push.push_back({"decy_has_" + rename(p.name), "uint", out_.push_bytes, 4});
+          out_.push_bytes += 4;
+        }
+    };
     for (const auto& p : k.params)
       if (!p.type.pointer) body << "  " << glsl_type(p.type.scalar) << " " << rename(p.name) << " = decy_pc." << rename(p.name) << ";\n";
     for (const auto& [name, off] : offsets_) body << "  uint " << off << " = 0u;\n";
     level_ = 1;
     for (const auto& s : k.body.body) body << stmt(s);
     body << "}\n";
+    flags();
     std::string text = body.str();
     for (auto it = helper_texts_.rbegin(); it != helper_texts_.rend(); ++it) text = *it + "\n" + text;
     return header(source) + globals() + text;
@@ -139,8 +171,18 @@ class Emitter {
         ++b;
       }
     if (b == 0) h << "//   none\n";
-    h << "// Push constants (std430, " << out_.push_bytes << " bytes), the scalar parameters in order:\n";
-    for (const auto& p : out_.push) h << "//   offset " << p.offset << ": " << p.type << " " << p.name << " (" << p.size << " bytes)\n";
+    h << "// Push constants (std430, " << out_.push_bytes << " bytes), the scalar parameters in order"
+      << (optional_.empty() ? "" : ", then a flag per buffer the kernel tests against nullptr") << ":\n";
+    for (const auto& p : out_.push) {
+      h << "//   offset " << p.offset << ": " << p.type << " " << p.name << " (" << p.size << " bytes)";
+      if (p.name.starts_with("decy_has_")) {  // Note [Optional buffers]
+        const std::string buffer = p.name.substr(9);
+        std::size_t b = 0;
+        while (b < out_.bindings.size() && out_.bindings[b].name != buffer) ++b;
+        h << ": 1 when binding " << b << " (" << buffer << ") holds data, 0 for CUDA's nullptr (then bind any buffer there)";
+      }
+      h << "\n";
+    }
     if (out_.push.empty()) h << "//   none\n";
     if (subgroup_) {
       h << "// Subgroups: warp shuffles are subgroup shuffles; warpSize is gl_SubgroupSize. A kernel that assumes a\n"
@@ -173,6 +215,10 @@ class Emitter {
     }
     for (const auto& [s, name] : shared_)
       g << "shared " << glsl_type(s.type.scalar) << " " << name << (s.type.array ? "[" + std::to_string(s.type.array) + "]" : "") << ";\n";
+    for (const auto& name : rounded_)
+      g << "\nfloat decy" << name.substr(1) << "(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a "
+        << kRounded.at(name) << " b;\n  return r;\n}\n";
+    if (sincos_) g << kSincos;
     if (workgroup_fn_) g << "\nuvec3 decy_workgroup_size() { return gl_WorkGroupSize; }\n";
     if (srem32_) g << "\nint decy_srem(int a, int b) { return a - b * (a / b); }  // C's %: the sign of a\n";
     if (srem64_) g << "\nint64_t decy_srem(int64_t a, int64_t b) { return a - b * (a / b); }\n";
@@ -348,6 +394,15 @@ class Emitter {
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
     }
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
+    if (auto r = kRounded.find(e.name); r != kRounded.end()) {
+      rounded_.insert(e.name);
+      return "decy" + e.name.substr(1) + "(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ")";
+    }
+    if (e.name == "__float2int_rn") return "int(roundEven(" + bare(ex(e.args.at(0))) + "))";
+    if (e.name == "sincosf" || e.name == "__sincosf") {
+      sincos_ = true;
+      return "decy_sincos(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ", " + bare(ex(e.args.at(2))) + ")";
+    }
     if (e.name == "__decy_f16_to_f32") return "unpackHalf2x16(uint(" + bare(ex(e.args.at(0))) + ")).x";  // exact
     if (e.name == "__decy_f32_to_f16") {
       f16_ = true;
@@ -410,6 +465,9 @@ class Emitter {
         if (small(e.type.scalar) && pointer_of(e.args[0], &buffer, &offset)) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
         return ref;
       }
+      case Expr::Kind::Null:
+        error(e.loc, "nullptr outside a test 'p == nullptr' / 'p != nullptr' of a pointer parameter");
+        return "0";
       case Expr::Kind::Cast:
         if (is64(e.type.scalar)) {
           int64_ = true;
@@ -451,9 +509,25 @@ class Emitter {
     return "(" + text + ")";
   }
 
+  // Note [Optional buffers]: `p != nullptr` / `p == nullptr` (also `if (p)`) on a pointer parameter (or a
+  // helper's pointer parameter or a view, which point into one) reads a push constant decy_has_<p>, a uint
+  // after the scalar parameters, one per such buffer in parameter order: 1 when the host binds p's data, 0
+  // for CUDA's nullptr (the host still binds a buffer at p's binding, any one: Vulkan needs a descriptor).
+  std::string null_test(const Expr& e) {
+    const Expr& p = e.args[0].kind == Expr::Kind::Null ? e.args[1] : e.args[0];
+    std::string buffer, offset;
+    if (p.kind == Expr::Kind::Null || !pointer_of(p, &buffer, &offset)) {
+      error(e.loc, "nullptr compared with something that is not a pointer parameter or a view of one");
+      return "false";
+    }
+    optional_.insert(buffer);
+    return "(decy_pc.decy_has_" + buffer + (e.op == "==" ? " == 0u)" : " != 0u)");
+  }
+
   std::string binary(const Expr& e) {
     std::string buffer, offset;
     const Expr &l = e.args[0], &r = e.args[1];
+    if ((e.op == "==" || e.op == "!=") && (l.kind == Expr::Kind::Null || r.kind == Expr::Kind::Null)) return null_test(e);
     if (pointer_of(l, &buffer, &offset)) {
       if ((e.op == "+=" || e.op == "-=") && !offset.empty()) return "(" + offset + " " + e.op + " " + as_uint(r) + ")";
       error(e.loc, "pointer arithmetic '" + e.op + "' outside p += n, p -= n and a view's initializer");
@@ -604,6 +678,9 @@ class Emitter {
   std::set<std::string> emitted_;              // helpers emitted (Note [Helpers with pointer parameters])
   std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
+  std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
+  std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
+  bool sincos_ = false;
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
 };
 

@@ -55,6 +55,7 @@ struct Expr {
     Call,     // name: a __device__ helper or a CUDA builtin function (args)
     Index,    // args[0][args[1]]
     Cast,     // to type (args[0])
+    Null,     // nullptr (type.pointer): only an operand of == / != against a pointer parameter
   };
   Kind kind = Kind::IntLit;
   Type type;

@@ -58,6 +58,8 @@ unsigned offset_of(CXSourceLocation l) {
 
 const std::set<std::string> kBinaryOps = {"+",  "-",  "*",  "/",  "%",  "<<", ">>", "<",  ">",  "<=", ">=",  "==",  "!=", "&", "|",
                                           "^",  "&&", "||", "=",  "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", ","};
+// The builtins whose pointer parameters are out parameters: their `&x` arguments are passed as the lvalue x.
+const std::set<std::string> kOutParams = {"sincosf", "__sincosf", "frexpf"};
 const std::set<std::string> kPrefixOps = {"-", "+", "!", "~", "++", "--", "*", "&"};
 
 class Parser {
@@ -203,6 +205,14 @@ class Parser {
 
   // An implicit conversion (libclang's UnexposedExpr over one operand) to `to`.
   Expr convert(Expr in, const Type& to) {
+    if (in.type.pointer && !to.pointer && !to.array && to.scalar == Scalar::Bool) {  // if (p): p != nullptr
+      Expr null;
+      null.kind = Expr::Kind::Null, null.type = in.type, null.loc = in.loc;
+      Expr e;
+      e.kind = Expr::Kind::Binary, e.op = "!=", e.type = to, e.loc = in.loc;
+      e.args.push_back(std::move(in)), e.args.push_back(std::move(null));
+      return e;
+    }
     if (to.pointer || to.array || in.type.pointer || in.type.array || to.scalar == in.type.scalar) return in;
     if (in.kind == Expr::Kind::FloatLit && (to.scalar == Scalar::F32 || to.scalar == Scalar::F64)) {
       in.type = to;
@@ -288,6 +298,16 @@ class Parser {
           continue;
         }
       }
+      if (kOutParams.contains(e.name) && clang_getCursorType(a).kind == CXType_Pointer) {  // sincosf(x, &s, &c): s, c
+        const CXCursor u = strip(a);
+        const auto t = tokens(u);
+        if (clang_getCursorKind(u) != CXCursor_UnaryOperator || t.empty() || t.front() != "&") {
+          e.args.push_back(unsupported(a, "pointer argument of '" + e.name + "' that is not '&variable' or '&array[i]'"));
+          continue;
+        }
+        e.args.push_back(expr(operands(u).at(0)));
+        continue;
+      }
       e.args.push_back(expr(a));
     }
     if (current_ != nullptr && std::find(current_->calls.begin(), current_->calls.end(), e.name) == current_->calls.end())
@@ -338,8 +358,11 @@ class Parser {
         return unsupported(c, "reinterpret_cast");
       case CXCursor_CXXConstCastExpr:
         return unsupported(c, "const_cast");
-      case CXCursor_CXXNullPtrLiteralExpr:
-        return unsupported(c, "nullptr (pointer comparisons are not in the subset)");
+      case CXCursor_CXXNullPtrLiteralExpr: {  // only `p == nullptr` / `p != nullptr` (Note [Optional buffers], glsl.cpp)
+        Expr e;
+        e.kind = Expr::Kind::Null, e.loc = loc(c), e.type.pointer = true, e.type.c_name = "nullptr";
+        return e;
+      }
       case CXCursor_DeclRefExpr:
         return decl_ref(c);
       case CXCursor_MemberRefExpr:
