@@ -34,6 +34,9 @@ __device__ unsigned int __shfl_xor_sync(unsigned int mask, unsigned int v, int l
 __device__ float __shfl_down_sync(unsigned int mask, float v, unsigned int delta, int width = 32);
 __device__ int __shfl_down_sync(unsigned int mask, int v, unsigned int delta, int width = 32);
 __device__ unsigned int __shfl_down_sync(unsigned int mask, unsigned int v, unsigned int delta, int width = 32);
+__device__ float __shfl_sync(unsigned int mask, float v, int lane, int width = 32);
+__device__ int __shfl_sync(unsigned int mask, int v, int lane, int width = 32);
+__device__ unsigned int __shfl_sync(unsigned int mask, unsigned int v, int lane, int width = 32);
 
 __device__ float expf(float);
 __device__ float __expf(float);
@@ -89,8 +92,6 @@ __device__ float4 __ldcs(const float4*);
 __device__ uint4 __ldcs(const uint4*);
 __device__ unsigned int __ldcs(const unsigned int*);
 __device__ unsigned int atomicMax(unsigned int*, unsigned int);
-__device__ float __shfl_sync(unsigned int mask, float v, int lane, int width = 32);
-__device__ int __shfl_sync(unsigned int mask, int v, int lane, int width = 32);
 __device__ unsigned int __ballot_sync(unsigned int mask, int predicate);
 __device__ int __dp4a(int, int, int);
 __device__ float atomicAdd(float*, float);

@@ -35,9 +35,14 @@ class WgslChecker {
   // One diagnostic per line and kind for expressions (a u64 index makes several u64 subexpressions).
   void type(const Type& t, const Loc& l, const std::string& what) {
     const bool wide = t.scalar == Scalar::I64 || t.scalar == Scalar::U64, narrow = t.scalar == Scalar::U16 || t.scalar == Scalar::I16;
-    if (what == "an expression" && (wide || narrow) && !seen_.insert(l.file + ":" + std::to_string(l.line) + (wide ? "/64" : "/16")).second) return;
+    const bool bytes = t.scalar == Scalar::U8 || t.scalar == Scalar::I8;
+    if (what == "an expression" && (wide || narrow || bytes) &&
+        !seen_.insert(l.file + ":" + std::to_string(l.line) + (wide ? "/64" : narrow ? "/16" : "/8")).second)
+      return;
     if (wide)
       error(l, "64-bit integer type '" + t.c_name + "' of " + what + " (WGSL has no 64-bit integers)");
+    else if (bytes)  // Note [WGSL limits]: packing bytes into u32 words (atomics for stores) is not done
+      error(l, "8-bit integer type '" + t.c_name + "' of " + what + " (WGSL has no 8-bit types: storage buffers hold 32-bit elements)");
     else if (narrow)
       error(l, "16-bit integer type '" + t.c_name + "' of " + what +
                    " (WGSL has no 16-bit types: storage buffers hold 32-bit elements, f16 needs shader-f16)");

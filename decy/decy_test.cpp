@@ -191,6 +191,33 @@ __global__ void k(const u16* __restrict__ a, u16* __restrict__ b, short* c, int 
   expect_compiles(g, "sixteen");
 }
 
+// Note [16-bit values], 8-bit part: u8 / i8 buffer elements, 32-bit values truncated where C converts.
+TEST(DecyGlsl, EightBitBuffers) {
+  const Glsl g = translate(R"(
+typedef unsigned char u8;
+typedef signed char i8;
+__global__ void k(const u8* __restrict__ w, i8* q, int n) {
+  const int i = threadIdx.x;
+  const int lo = w[i] & 0xF;
+  q[i] = static_cast<i8>(lo * n);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "#extension GL_EXT_shader_8bit_storage : require"));
+  EXPECT_FALSE(contains(g.text, "GL_EXT_shader_16bit_storage"));
+  EXPECT_TRUE(contains(g.text, "restrict readonly buffer decy_buf_w { uint8_t w[]; };"));
+  EXPECT_TRUE(contains(g.text, "buffer decy_buf_q { int8_t q[]; };"));
+  EXPECT_TRUE(contains(g.text, "int lo = int(uint(w[i])) & 15;")) << g.text;
+  EXPECT_TRUE(contains(g.text, "q[i] = int8_t(bitfieldExtract(int(lo * n), 0, 8));")) << g.text;
+  EXPECT_TRUE(contains(g.text, "storageBuffer8BitAccess"));
+  expect_compiles(g, "eight");
+  // __shfl_sync(full mask, v, lane): subgroupShuffle, the lane modulo the subgroup size (CUDA's modulo 32).
+  const Glsl s = translate("__global__ void k(float* y, int l) { y[threadIdx.x] = __shfl_sync(0xffffffffu, y[threadIdx.x], l); }");
+  ASSERT_TRUE(s.errors.empty()) << errors(s);
+  EXPECT_TRUE(contains(s.text, "subgroupShuffle(y[gl_LocalInvocationID.x], uint(l) & (gl_SubgroupSize - 1u))")) << s.text;
+  expect_compiles(s, "shfl_sync");
+}
+
 // Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
 TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");
@@ -286,7 +313,8 @@ const Unsupported kUnsupported[] = {
     {"double", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
     {"asm", "__global__ void k(float* y) {\n  asm(\"exit;\");\n}", 2, "inline PTX asm \"exit;\""},
     {"u16 increment", "__global__ void k(unsigned short* y) {\n  unsigned short h = y[0];\n  h++;\n  y[0] = h;\n}", 3, "on a 16-bit value"},
-    {"8-bit", "__global__ void k(signed char* y) {\n  y[0] = 1;\n}", 1, "8-bit type"},
+    {"u8 increment", "__global__ void k(unsigned char* y) {\n  unsigned char h = y[0];\n  ++h;\n  y[0] = h;\n}", 3, "on an 8-bit value"},
+    {"8-bit scalar parameter", "__global__ void k(float* y, signed char c) {\n  y[0] = c;\n}", 1, "8-bit scalar parameter 'c'"},
     {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
     {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
@@ -469,6 +497,9 @@ const Unsupported kWgslUnsupported[] = {
      "reference parameter 'v' of helper 'bump'"},
     {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides unsigned"},
     {"double (check's)", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
+    {"8-bit buffer", "__global__ void k(float* y,\n                  const unsigned char* w) {\n  y[0] = w[0];\n}", 2, "8-bit integer type"},
+    {"nullptr test", "__global__ void k(float* y, const float* f) {\n  y[0] = 1.0f;\n  if (f != nullptr) y[0] = f[0];\n}", 3, "nullptr test of an optional buffer"},
+    {"__fmul_rn", "__global__ void k(float* y) {\n  y[0] = __fmul_rn(y[1], y[2]);\n}", 2, "call of '__fmul_rn' (no WGSL counterpart"},
 };
 
 TEST(DecyWgsl, WhatWgslCannotExpressIsNamedWithItsLine) {

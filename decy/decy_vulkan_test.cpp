@@ -317,6 +317,43 @@ TEST(DecyVulkanGpu, ProjectF16StoresMatchTheCpu) {
   }
 }
 
+// testdata's bytes_8bit: i8 and u8 buffers read and written (GL_EXT_shader_8bit_storage), C's truncation
+// on the conversion to u8 and i8, __float2int_rn. Scales are multiples of 1/8, so every product is exact
+// and a fused multiply-add changes nothing: bit-exact.
+TEST(DecyVulkanGpu, EightBitBuffersMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().storage_8bit) GTEST_SKIP() << "skipped: the device has no storageBuffer8BitAccess";
+  const int n = 999, block = 64;
+  std::uniform_int_distribution<int> byte(0, 255), scale(-16, 16);
+  std::vector<std::int8_t> q(n);
+  std::vector<std::uint8_t> w((n + 1) / 2);
+  std::vector<float> d((n + 31) / 32);
+  for (auto& v : q) v = static_cast<std::int8_t>(byte(rng()) - 128);
+  for (auto& v : w) v = static_cast<std::uint8_t>(byte(rng()));
+  for (auto& v : d) v = static_cast<float>(scale(rng())) / 8.0f;
+  std::vector<float> out(n), qo(n), wo(w.size());
+  for (int i = 0; i < n; ++i) {
+    const int nib = i % 2 == 0 ? w[i / 2] & 0xF : w[i / 2] >> 4;
+    out[i] = d[i / 32] * static_cast<float>(q[i]) + static_cast<float>(nib);
+    qo[i] = static_cast<float>(static_cast<std::int8_t>(std::max(-128, std::min(127, static_cast<int>(std::nearbyint(out[i] * 3.0f))))));
+  }
+  for (std::size_t j = 0; j < w.size(); ++j) wo[j] = static_cast<float>(static_cast<std::uint8_t>(w[j] + 17));
+  Buffer bq(context(), n), bw(context(), w.size()), bd = upload(d), bout(context(), n * 4), bqo(context(), n), bwo(context(), w.size());
+  bq.upload(q.data(), n), bw.upload(w.data(), w.size());
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("bytes_8bit", spirv("bytes_8bit"), 6, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&bq, &bw, &bd, &bout, &bqo, &bwo}, push, (n + block - 1) / block);
+  rec.submit();
+  std::vector<std::int8_t> gq(n);
+  std::vector<std::uint8_t> gw(w.size());
+  bqo.download(gq.data(), n), bwo.download(gw.data(), w.size());
+  trueno::test::expect_gpu_contract("decy", "bytes_8bit", download(bout, n), out, "999 f32");
+  trueno::test::expect_gpu_contract("decy", "bytes_8bit", std::vector<float>(gq.begin(), gq.end()), qo, "999 i8");
+  trueno::test::expect_gpu_contract("decy", "bytes_8bit", std::vector<float>(gw.begin(), gw.end()), wo, "500 u8 (every other byte written)");
+}
+
 // layer_ops.cu's rope (the prelude's rope_sincos: `freqs != nullptr`, sincosf; Note [Optional buffers],
 // Note [sincosf]), with freqs and without (a dummy buffer bound, decy_has_freqs 0), against the CPU: the
 // angle built the same way in f32, sin and cos in f64.

@@ -47,6 +47,8 @@ const char* glsl_type(Scalar s) {
     case Scalar::F32: return "float";
     case Scalar::U16: return "uint";  // Note [16-bit values]
     case Scalar::I16: return "int";
+    case Scalar::U8: return "uint";
+    case Scalar::I8: return "int";
     default: return "float /*unsupported*/";
   }
 }
@@ -54,8 +56,20 @@ const char* glsl_type(Scalar s) {
 // values in the shader, truncated wherever C converts to them (x & 0xffff, a sign extension), and 16-bit
 // only as storage-buffer elements (GL_EXT_shader_16bit_storage: loads widen, stores narrow). Compound
 // assignments and ++/-- of 16-bit lvalues (whose wrap-around the 32-bit value would miss) are refused.
-bool small(Scalar s) { return s == Scalar::U16 || s == Scalar::I16; }
-const char* storage_type(Scalar s) { return s == Scalar::U16 ? "uint16_t" : s == Scalar::I16 ? "int16_t" : glsl_type(s); }
+// The 8-bit types (u8 / i8: quantized weights, q8 activations, fp8) are the same with 8 bits:
+// uint8_t / int8_t buffer elements (GL_EXT_shader_8bit_storage, the storageBuffer8BitAccess feature),
+// 32-bit values truncated by & 0xff or an 8-bit sign extension.
+bool small(Scalar s) { return s == Scalar::U16 || s == Scalar::I16 || s == Scalar::U8 || s == Scalar::I8; }
+bool byte(Scalar s) { return s == Scalar::U8 || s == Scalar::I8; }
+const char* storage_type(Scalar s) {
+  switch (s) {
+    case Scalar::U16: return "uint16_t";
+    case Scalar::I16: return "int16_t";
+    case Scalar::U8: return "uint8_t";
+    case Scalar::I8: return "int8_t";
+    default: return glsl_type(s);
+  }
+}
 // "(a + b)" -> "a + b" where the outer parentheses enclose the whole text (statements, conditions).
 std::string bare(const std::string& t) {
   if (t.size() < 2 || t.front() != '(' || t.back() != ')') return t;
@@ -111,7 +125,7 @@ class Emitter {
       if (p.type.pointer) {
         buffers_[p.name] = binding++;
         out_.bindings.push_back({rename(p.name), storage_type(p.type.scalar), p.type.is_const});
-        if (small(p.type.scalar)) storage16_ = true;
+        if (small(p.type.scalar)) (byte(p.type.scalar) ? storage8_ : storage16_) = true;
       } else {
         const std::uint32_t sz = scalar_bytes(p.type.scalar);
         out_.push_bytes = (out_.push_bytes + sz - 1) / sz * sz;
@@ -125,7 +139,7 @@ class Emitter {
     for (const Function* f : all) collect_shared(f->body, f->name);
     fn_ = k.name;
     for (const auto& p : k.params)
-      if (!p.type.pointer && small(p.type.scalar)) error(p.loc, "16-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
+      if (!p.type.pointer && small(p.type.scalar)) error(p.loc, std::string(byte(p.type.scalar) ? "8" : "16") + "-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
     for (const auto& p : k.params)
       if (p.type.pointer && modifies(k.body, p.name)) offsets_[p.name] = rename(p.name) + "_off";
 
@@ -190,6 +204,7 @@ class Emitter {
     }
     if (int64_) h << "// 64-bit integers: needs the shaderInt64 device feature.\n";
     if (storage16_) h << "// 16-bit buffer elements: needs the storageBuffer16BitAccess device feature.\n";
+    if (storage8_) h << "// 8-bit buffer elements: needs the storageBuffer8BitAccess device feature (Vulkan 1.2).\n";
     return h.str();
   }
 
@@ -198,6 +213,7 @@ class Emitter {
     g << "#version 450\n";
     if (int64_) g << "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
     if (storage16_) g << "#extension GL_EXT_shader_16bit_storage : require\n";
+    if (storage8_) g << "#extension GL_EXT_shader_8bit_storage : require\n";
     if (subgroup_) g << "#extension GL_KHR_shader_subgroup_basic : require\n";
     if (shuffle_) g << "#extension GL_KHR_shader_subgroup_shuffle : require\n";
     if (shuffle_down_) g << "#extension GL_KHR_shader_subgroup_shuffle_relative : require\n";
@@ -393,6 +409,10 @@ class Emitter {
       (x ? shuffle_ : shuffle_down_) = true;
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
     }
+    if (e.name == "__shfl_sync") {  // lane srcLane % 32 in CUDA: % gl_SubgroupSize here (the same on a subgroup of 32)
+      subgroup_ = shuffle_ = true;
+      return "subgroupShuffle(" + bare(ex(e.args.at(1))) + ", " + as_uint(e.args.at(2)) + " & (gl_SubgroupSize - 1u))";
+    }
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
     if (auto r = kRounded.find(e.name); r != kRounded.end()) {
       rounded_.insert(e.name);
@@ -480,6 +500,8 @@ class Emitter {
         }
         if (e.type.scalar == Scalar::U16) return "(uint(" + bare(ex(e.args[0])) + ") & 0xffffu)";
         if (e.type.scalar == Scalar::I16) return "bitfieldExtract(int(" + bare(ex(e.args[0])) + "), 0, 16)";
+        if (e.type.scalar == Scalar::U8) return "(uint(" + bare(ex(e.args[0])) + ") & 0xffu)";
+        if (e.type.scalar == Scalar::I8) return "bitfieldExtract(int(" + bare(ex(e.args[0])) + "), 0, 8)";
         return std::string(glsl_type(e.type.scalar)) + "(" + ex(e.args[0]) + ")";
     }
     return "0";
@@ -491,7 +513,7 @@ class Emitter {
     const Expr& i = e.args[1];
     const std::string idx = is64(i.type.scalar) ? "uint(" + ex(i) + ")" : ex(i);
     if (pointer_of(e.args[0], &buffer, &offset)) {
-      if (small(e.type.scalar)) storage16_ = true;
+      if (small(e.type.scalar)) (byte(e.type.scalar) ? storage8_ : storage16_) = true;
       return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
     }
     if (e.args[0].kind == Expr::Kind::Var && e.args[0].type.array) return var_name(e.args[0].name) + "[" + idx + "]";
@@ -500,7 +522,8 @@ class Emitter {
   }
 
   std::string refuse16(const Expr& e) {
-    error(e.loc, "'" + e.op + "' on a 16-bit value (its wrap-around is not kept: Note [16-bit values])");
+    const Scalar s = e.args[0].type.scalar;
+    error(e.loc, "'" + e.op + "' on a" + std::string(byte(s) ? "n 8" : " 16") + "-bit value (its wrap-around is not kept: Note [16-bit values])");
     return "0";
   }
 
@@ -681,7 +704,7 @@ class Emitter {
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
-  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
+  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
 };
 
 }  // namespace

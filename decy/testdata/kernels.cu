@@ -90,3 +90,18 @@ extern "C" __global__ void mixed_ops(const unsigned* __restrict__ x, unsigned* _
   s >>= 8;  // |s * steps| < 2^31
   z[i] = s * steps;
 }
+
+// 8-bit buffers (Note [16-bit values] in glsl.cpp: u8 / i8 elements, 32-bit values): i8 quants times a
+// per-32 scale plus a u8 nibble (two per byte, low first), requantized to i8 by __float2int_rn, and
+// every other byte of w + 17 stored back (wrapping modulo 256 as C's conversion to u8 does).
+extern "C" __global__ void bytes_8bit(const i8* __restrict__ q, const u8* __restrict__ w, const float* __restrict__ d,
+                                      float* __restrict__ out, i8* __restrict__ qo, u8* __restrict__ wo, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const u8 b = w[i / 2];
+  const int nib = i % 2 == 0 ? b & 0xF : b >> 4;
+  const float v = d[i / 32] * static_cast<float>(q[i]) + static_cast<float>(nib);
+  out[i] = v;
+  qo[i] = static_cast<i8>(max(-128, min(127, __float2int_rn(v * 3.0f))));
+  if (i % 2 == 0) wo[i / 2] = static_cast<u8>(b + 17);
+}
