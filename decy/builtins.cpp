@@ -79,7 +79,8 @@ __device__ void sincosf(float, float*, float*);
 __device__ void __sincosf(float, float*, float*);
 __device__ float frexpf(float, int*);
 
-// Declared so that kernels using them parse; check.cpp rejects them by name (or their types: structs).
+// The vector types (Note [Vector types], glsl.cpp) and functions declared so that kernels using them parse;
+// check.cpp rejects those it does not map by name.
 #define __launch_bounds__(...)
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
@@ -87,6 +88,12 @@ struct int4 { int x, y, z, w; };
 struct uint4 { unsigned int x, y, z, w; };
 struct uint2 { unsigned int x, y; };
 struct int2 { int x, y; };
+__device__ float2 make_float2(float, float);
+__device__ float4 make_float4(float, float, float, float);
+__device__ int2 make_int2(int, int);
+__device__ int4 make_int4(int, int, int, int);
+__device__ uint2 make_uint2(unsigned int, unsigned int);
+__device__ uint4 make_uint4(unsigned int, unsigned int, unsigned int, unsigned int);
 __device__ float __ldcs(const float*);
 __device__ float4 __ldcs(const float4*);
 __device__ uint4 __ldcs(const uint4*);

@@ -218,6 +218,41 @@ __global__ void k(const u8* __restrict__ w, i8* q, int n) {
   expect_compiles(s, "shfl_sync");
 }
 
+// Note [Vector types]: float4 / uint4 values and buffers, make_uint4, member access, reinterpret_cast of a
+// buffer pointer to a vector pointer (an alias of the binding, indexed in its elements), an address as the
+// byte offset, __ldcs as a plain load.
+TEST(DecyGlsl, VectorTypesAndBufferAliases) {
+  const Glsl g = translate(R"(
+typedef unsigned long long u64;
+typedef unsigned short u16;
+__global__ void k(const float* __restrict__ x, const uint4* __restrict__ u, u16* __restrict__ h, float* y, int n) {
+  const int i = threadIdx.x;
+  const float* row = x + i * n;
+  if ((reinterpret_cast<u64>(row) & 15) == 0) {
+    const float4 v = reinterpret_cast<const float4*>(row)[1];
+    y[i] = v.x + v.w;
+  }
+  const uint4 w = __ldcs(u + i);
+  *reinterpret_cast<uint4*>(h + i * 8) = make_uint4(w.x, w.y, 0u, w.w);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 0) readonly buffer decy_buf_x { float x[]; };")) << g.text;  // no restrict
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 0) readonly buffer decy_buf_x_vec4 { vec4 x_vec4[]; };"));
+  EXPECT_TRUE(contains(g.text, "restrict readonly buffer decy_buf_u { uvec4 u[]; };"));
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 2) buffer decy_buf_h_uvec4 { uvec4 h_uvec4[]; };"));
+  EXPECT_TRUE(contains(g.text, "binding 0: x float[] readonly (const float *__restrict x); also read as vec4[]"));
+  EXPECT_TRUE(contains(g.text, "if (((uint64_t(row_off) * 4ul) & 15ul) == 0ul)")) << g.text;
+  EXPECT_TRUE(contains(g.text, "vec4 v = x_vec4[((row_off * 4u) / 16u) + 1u];")) << g.text;
+  EXPECT_TRUE(contains(g.text, "y[i] = (v.x + v.w);"));
+  EXPECT_TRUE(contains(g.text, "uvec4 w = u[(0u + uint(i)) + 0u];")) << g.text;
+  EXPECT_TRUE(contains(g.text, "h_uvec4[(((0u + uint((i * 8))) * 2u) / 16u) + 0u] = uvec4(w.x, w.y, 0u, w.w);")) << g.text;
+  expect_compiles(g, "vectors");
+  // A vector passed by value to a kernel is refused by name.
+  const Glsl v = translate("__global__ void k(float* y, float4 a) {\n  y[0] = a.x;\n}");
+  EXPECT_TRUE(contains(errors(v), "vector parameter 'a' passed by value")) << errors(v);
+}
+
 // Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
 TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");
@@ -500,6 +535,7 @@ const Unsupported kWgslUnsupported[] = {
     {"8-bit buffer", "__global__ void k(float* y,\n                  const unsigned char* w) {\n  y[0] = w[0];\n}", 2, "8-bit integer type"},
     {"nullptr test", "__global__ void k(float* y, const float* f) {\n  y[0] = 1.0f;\n  if (f != nullptr) y[0] = f[0];\n}", 3, "nullptr test of an optional buffer"},
     {"__fmul_rn", "__global__ void k(float* y) {\n  y[0] = __fmul_rn(y[1], y[2]);\n}", 2, "call of '__fmul_rn' (no WGSL counterpart"},
+    {"float4 view", "__global__ void k(float* y, const float* x) {\n  y[0] = reinterpret_cast<const float4*>(x)[0].x;\n}", 2, "reinterpret_cast of a pointer"},
 };
 
 TEST(DecyWgsl, WhatWgslCannotExpressIsNamedWithItsLine) {

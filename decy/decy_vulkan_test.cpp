@@ -354,6 +354,93 @@ TEST(DecyVulkanGpu, EightBitBuffersMatchTheCpu) {
   trueno::test::expect_gpu_contract("decy", "bytes_8bit", std::vector<float>(gw.begin(), gw.end()), wo, "500 u8 (every other byte written)");
 }
 
+// testdata's vectors (Note [Vector types]): float4 loads through an alias of the buffer when the row is
+// 16-byte aligned (n = 12) and scalar loads when not (n = 7), a uint4 buffer, make_uint4 stored into a u16
+// buffer. Integer-valued inputs: every sum exact in any order, with or without fused multiply-adds.
+TEST(DecyVulkanGpu, VectorTypesMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const int rows = 37, block = 16;
+  std::uniform_int_distribution<int> small(-8, 8);
+  std::uniform_int_distribution<std::uint32_t> word;
+  for (const int n : {12, 7}) {
+    std::vector<float> x(static_cast<std::size_t>(rows) * n), sums(rows);
+    for (auto& v : x) v = static_cast<float>(small(rng()));
+    std::vector<std::uint32_t> u(4 * rows), h(4 * rows);
+    for (auto& v : u) v = word(rng());
+    for (int r = 0; r < rows; ++r) {
+      for (int i = 0; i < n; ++i) sums[r] += x[static_cast<std::size_t>(r) * n + i] * x[static_cast<std::size_t>(r) * n + i];
+      const std::uint32_t* w = &u[4 * r];
+      const std::uint32_t o[4] = {w[1], w[0], w[3] ^ w[2], w[2] + 1u};
+      std::memcpy(&h[4 * r], o, 16);
+    }
+    Buffer bx = upload(x), bu(context(), u.size() * 4), bs(context(), rows * 4), bh(context(), h.size() * 4);
+    bu.upload(u.data(), u.size() * 4);
+    const std::uint32_t spec[1] = {block};
+    const Pipeline& p = context().pipeline_from_spirv("vectors", spirv("vectors"), 4, 8, spec);
+    Recorder rec(context());
+    const std::int32_t push[2] = {rows, n};
+    rec.dispatch(p, {&bx, &bu, &bs, &bh}, push, (rows + block - 1) / block);
+    rec.submit();
+    std::vector<std::uint32_t> gh(h.size());
+    bh.download(gh.data(), gh.size() * 4);
+    const std::string what = n == 12 ? "n = 12 (float4 loads)" : "n = 7 (scalar loads)";
+    trueno::test::expect_gpu_contract("decy", "vectors", download(bs, rows), sums, what + ": sums");
+    std::vector<float> want_lo(h.size()), got_lo(h.size()), want_hi(h.size()), got_hi(h.size());  // exact as 16-bit halves
+    for (std::size_t i = 0; i < h.size(); ++i) {
+      want_lo[i] = static_cast<float>(h[i] & 0xffffu), want_hi[i] = static_cast<float>(h[i] >> 16);
+      got_lo[i] = static_cast<float>(gh[i] & 0xffffu), got_hi[i] = static_cast<float>(gh[i] >> 16);
+    }
+    trueno::test::expect_gpu_contract("decy", "vectors", got_lo, want_lo, what + ": uint4 stores, low halves");
+    trueno::test::expect_gpu_contract("decy", "vectors", got_hi, want_hi, what + ": uint4 stores, high halves");
+  }
+}
+
+// bench_read.cu's bench_read (a uint4 buffer, a u64 grid-stride loop): each thread xors its 16-byte loads and
+// writes out[block] only when the result equals `never`, set here to one thread's value: out matches the
+// CPU's run of the same threads (0xffffffff where no thread of the block matched).
+TEST(DecyVulkanGpu, ProjectBenchReadMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device has no shaderInt64 (bench_read's n is u64)";
+  const int blocks = 3, threads = 256;
+  const std::uint64_t n = 2000;
+  std::uniform_int_distribution<std::uint32_t> word;
+  std::vector<std::uint32_t> p(4 * n);
+  for (auto& v : p) v = word(rng());
+  std::vector<std::uint32_t> xs(static_cast<std::size_t>(blocks) * threads, 0);
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < threads; ++t)
+      for (std::uint64_t i = static_cast<std::uint64_t>(b) * 256 + t; i < n; i += static_cast<std::uint64_t>(blocks) * 256)
+        xs[b * threads + t] ^= p[4 * i] ^ p[4 * i + 1] ^ p[4 * i + 2] ^ p[4 * i + 3];
+  const std::uint32_t never = xs[1 * threads + 5];
+  const std::vector<std::uint32_t> init(blocks, 0xffffffffu);
+  Buffer bp(context(), p.size() * 4), bo(context(), blocks * 4);
+  bp.upload(p.data(), p.size() * 4), bo.upload(init.data(), blocks * 4);
+  struct Push {
+    std::uint64_t n;
+    std::uint32_t never, pad;
+  };
+  const std::uint32_t spec[1] = {threads};
+  const Pipeline& pl = context().pipeline_from_spirv("bench_read_bench_read", spirv("bench_read_bench_read"), 2, sizeof(Push), spec);
+  Recorder rec(context());
+  const Push push = {n, never, 0};
+  rec.dispatch(pl, {&bp, &bo}, push, blocks);
+  rec.submit();
+  std::vector<std::uint32_t> got(blocks);
+  bo.download(got.data(), blocks * 4);
+  std::vector<float> got_lo(blocks), got_hi(blocks), want_lo(blocks), want_hi(blocks);  // 16-bit halves: exact in f32
+  for (int b = 0; b < blocks; ++b) {
+    std::uint32_t o = 0xffffffffu;
+    for (int t = 0; t < threads; ++t)
+      if (xs[b * threads + t] == never) o = never;
+    want_lo[b] = static_cast<float>(o & 0xffffu), want_hi[b] = static_cast<float>(o >> 16);
+    got_lo[b] = static_cast<float>(got[b] & 0xffffu), got_hi[b] = static_cast<float>(got[b] >> 16);
+  }
+  trueno::test::expect_gpu_contract("decy", "bench_read_bench_read", got_lo, want_lo, "3 blocks, low halves");
+  trueno::test::expect_gpu_contract("decy", "bench_read_bench_read", got_hi, want_hi, "3 blocks, high halves");
+}
+
 // layer_ops.cu's rope (the prelude's rope_sincos: `freqs != nullptr`, sincosf; Note [Optional buffers],
 // Note [sincosf]), with freqs and without (a dummy buffer bound, decy_has_freqs 0), against the CPU: the
 // angle built the same way in f32, sin and cos in f64.

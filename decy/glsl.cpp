@@ -81,6 +81,31 @@ std::string bare(const std::string& t) {
   return t.substr(1, t.size() - 2);
 }
 
+// Note [Vector types]: CUDA's float2/float4, int2/int4, uint2/uint4 are GLSL's vec2/vec4, ivec, uvec
+// (members .x .y .z .w, make_float4(...) -> vec4(...)). A pointer of another element type into a buffer -
+// `reinterpret_cast<const float4*>(x)`, `*reinterpret_cast<const u16*>(b)` on a u8 buffer - reads and writes
+// the buffer through an alias: a second block at the same binding whose elements are the new type
+// (`vec4 x_vec4[]`, 16-byte loads as in CUDA), indexed by the view's byte offset / the new element size (CUDA
+// requires that alignment too). A buffer with an alias is not `restrict`. A pointer cast to an integer
+// (`reinterpret_cast<u64>(x) & 15`, an alignment test) is the pointer's byte offset in its binding: right
+// where the binding starts at a multiple of the alignment tested (the host binds whole buffers at offset 0,
+// and Vulkan allocations are at least 16-byte aligned on the drivers decy has met: an assumption, stated).
+std::string vec_name(const Type& t) {
+  const char* prefix = t.scalar == Scalar::I32 ? "i" : t.scalar == Scalar::U32 ? "u" : "";
+  return prefix + std::string("vec") + std::to_string(t.lanes);
+}
+std::string gtype(const Type& t) { return t.lanes != 0 ? vec_name(t) : glsl_type(t.scalar); }
+std::string stype(const Type& t) { return t.lanes != 0 ? vec_name(t) : storage_type(t.scalar); }
+std::uint32_t elem_bytes(const Type& t) {
+  if (t.lanes != 0) return 4 * t.lanes;
+  switch (t.scalar) {
+    case Scalar::U8: case Scalar::I8: return 1;
+    case Scalar::U16: case Scalar::I16: return 2;
+    case Scalar::U64: case Scalar::I64: return 8;
+    default: return 4;
+  }
+}
+
 std::uint32_t scalar_bytes(Scalar s) { return s == Scalar::I64 || s == Scalar::U64 ? 8 : 4; }
 bool is_int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; }
 
@@ -89,7 +114,8 @@ const std::map<std::string, std::string> kMath = {
     {"fmaxf", "max"},  {"fminf", "min"},    {"fabsf", "abs"},  {"tanhf", "tanh"},     {"sinf", "sin"},   {"cosf", "cos"},
     {"powf", "pow"},   {"floorf", "floor"}, {"ceilf", "ceil"}, {"fmaf", "fma"},       {"min", "min"},    {"max", "max"},
     {"__float_as_int", "floatBitsToInt"}, {"__float_as_uint", "floatBitsToUint"}, {"__int_as_float", "intBitsToFloat"},
-    {"__uint_as_float", "uintBitsToFloat"}, {"__sinf", "sin"}, {"__cosf", "cos"}, {"exp2f", "exp2"}, {"rintf", "roundEven"},
+    {"__uint_as_float", "uintBitsToFloat"}, {"make_float2", "vec2"}, {"make_float4", "vec4"}, {"make_int2", "ivec2"},
+    {"make_int4", "ivec4"}, {"make_uint2", "uvec2"}, {"make_uint4", "uvec4"}, {"__sinf", "sin"}, {"__cosf", "cos"}, {"exp2f", "exp2"}, {"rintf", "roundEven"},
     {"ldexpf", "ldexp"}, {"frexpf", "frexp"}};
 
 // Note [Correctly rounded intrinsics]: CUDA's __fadd_rn / __fsub_rn / __fmul_rn are one IEEE operation each,
@@ -124,7 +150,8 @@ class Emitter {
     for (const auto& p : k.params) {
       if (p.type.pointer) {
         buffers_[p.name] = binding++;
-        out_.bindings.push_back({rename(p.name), storage_type(p.type.scalar), p.type.is_const});
+        buffer_types_[rename(p.name)] = p.type;
+        out_.bindings.push_back({rename(p.name), stype(p.type), p.type.is_const});
         if (small(p.type.scalar)) (byte(p.type.scalar) ? storage8_ : storage16_) = true;
       } else {
         const std::uint32_t sz = scalar_bytes(p.type.scalar);
@@ -139,7 +166,8 @@ class Emitter {
     for (const Function* f : all) collect_shared(f->body, f->name);
     fn_ = k.name;
     for (const auto& p : k.params)
-      if (!p.type.pointer && small(p.type.scalar)) error(p.loc, std::string(byte(p.type.scalar) ? "8" : "16") + "-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
+      if (!p.type.pointer && p.type.lanes != 0) error(p.loc, "vector parameter '" + p.name + "' passed by value (not in this slice)");
+      else if (!p.type.pointer && small(p.type.scalar)) error(p.loc, std::string(byte(p.type.scalar) ? "8" : "16") + "-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
     for (const auto& p : k.params)
       if (p.type.pointer && modifies(k.body, p.name)) offsets_[p.name] = rename(p.name) + "_off";
 
@@ -181,7 +209,10 @@ class Emitter {
     for (const auto& p : k.params)
       if (p.type.pointer) {
         h << "//   binding " << b << ": " << out_.bindings[b].name << " " << out_.bindings[b].type << "[] "
-          << (p.type.is_const ? "readonly" : "read-write") << " (" << p.type.c_name << " " << p.name << ")\n";
+          << (p.type.is_const ? "readonly" : "read-write") << " (" << p.type.c_name << " " << p.name << ")";
+        if (const auto a = aliases_.find(out_.bindings[b].name); a != aliases_.end())
+          for (const auto& t : a->second) h << "; also read as " << t << "[] (the same buffer: Note [Vector types])";
+        h << "\n";
         ++b;
       }
     if (b == 0) h << "//   none\n";
@@ -221,16 +252,23 @@ class Emitter {
     const Function& k = *c_.kernel;
     for (const auto& p : k.params)
       if (p.type.pointer)
-        g << "layout(std430, set = 0, binding = " << buffers_.at(p.name) << ") " << (p.type.restrict_ ? "restrict " : "")
-          << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_" << rename(p.name) << " { " << storage_type(p.type.scalar) << " "
-          << rename(p.name) << "[]; };\n";
+      {
+        const std::string name = rename(p.name);
+        const auto alias = aliases_.find(name);
+        g << "layout(std430, set = 0, binding = " << buffers_.at(p.name) << ") " << (p.type.restrict_ && alias == aliases_.end() ? "restrict " : "")
+          << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_" << name << " { " << stype(p.type) << " " << name << "[]; };\n";
+        if (alias != aliases_.end())
+          for (const auto& t : alias->second)  // Note [Vector types]: the same buffer, other elements
+            g << "layout(std430, set = 0, binding = " << buffers_.at(p.name) << ") " << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_"
+              << name << "_" << t << " { " << t << " " << name << "_" << t << "[]; };\n";
+      }
     if (!out_.push.empty()) {
       g << "layout(push_constant) uniform decy_push {";
       for (const auto& p : out_.push) g << " " << p.type << " " << p.name << ";";
       g << " } decy_pc;\n";
     }
     for (const auto& [s, name] : shared_)
-      g << "shared " << glsl_type(s.type.scalar) << " " << name << (s.type.array ? "[" + std::to_string(s.type.array) + "]" : "") << ";\n";
+      g << "shared " << gtype(s.type) << " " << name << (s.type.array ? "[" + std::to_string(s.type.array) + "]" : "") << ";\n";
     for (const auto& name : rounded_)
       g << "\nfloat decy" << name.substr(1) << "(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a "
         << kRounded.at(name) << " b;\n  return r;\n}\n";
@@ -313,7 +351,7 @@ class Emitter {
     fn_ = f.name;
     views_.clear(), offsets_.clear();
     std::ostringstream o;
-    o << glsl_type(f.ret.scalar) << " " << name << "(";
+    o << gtype(f.ret) << " " << name << "(";
     std::size_t b = 0;
     for (std::size_t i = 0; i < f.params.size(); ++i) {
       const auto& p = f.params[i];
@@ -322,7 +360,7 @@ class Emitter {
         views_[p.name] = buffers.at(b++);
         o << "uint " << rename(p.name) << "_off";
       } else {
-        o << (p.type.reference && !p.type.is_const ? "inout " : "") << glsl_type(p.type.scalar) << " " << rename(p.name);
+        o << (p.type.reference && !p.type.is_const ? "inout " : "") << gtype(p.type) << " " << rename(p.name);
       }
     }
     o << ") ";
@@ -336,16 +374,29 @@ class Emitter {
   // A pointer expression (p, p + n, n + p, p - n, nested): the buffer it points into and the offset
   // expression (at least "0u").
   bool pointer_arg(const Expr& e, std::string* buffer, std::string* offset) {
+    if (e.kind == Expr::Kind::Cast && e.type.pointer) return pointer_arg(e.args[0], buffer, offset);  // Note [Vector types]
     if (e.kind == Expr::Kind::Binary && (e.op == "+" || e.op == "-") && e.type.pointer) {
       const bool left = e.args[0].type.pointer;
       if (!left && e.op == "-") return false;
       if (!pointer_arg(e.args[left ? 0 : 1], buffer, offset)) return false;
-      *offset = "(" + *offset + " " + e.op + " " + as_uint(e.args[left ? 1 : 0]) + ")";
+      *offset = "(" + *offset + " " + e.op + " " + in_buffer_units(e.type, *buffer, as_uint(e.args[left ? 1 : 0]), e.loc) + ")";
       return true;
     }
     if (!pointer_of(e, buffer, offset)) return false;
     if (offset->empty()) *offset = "0u";
     return true;
+  }
+
+  // n elements of a pointer to `pointee` as elements of `buffer` (offsets are kept in those: Note [Vector types]).
+  std::string in_buffer_units(const Type& pointee, const std::string& buffer, const std::string& n, const Loc& loc) {
+    const auto bt = buffer_types_.find(buffer);
+    const std::uint32_t sv = elem_bytes(pointee), sb = bt != buffer_types_.end() ? elem_bytes(bt->second) : sv;
+    if (sv == sb) return n;
+    if (sv % sb != 0) {
+      error(loc, "pointer arithmetic on a '" + pointee.c_name + "' in units smaller than its buffer's elements");
+      return n;
+    }
+    return "(" + n + " * " + std::to_string(sv / sb) + "u)";
   }
 
   std::string indent() const { return std::string(2 * static_cast<std::size_t>(level_), ' '); }
@@ -412,6 +463,13 @@ class Emitter {
     if (e.name == "__shfl_sync") {  // lane srcLane % 32 in CUDA: % gl_SubgroupSize here (the same on a subgroup of 32)
       subgroup_ = shuffle_ = true;
       return "subgroupShuffle(" + bare(ex(e.args.at(1))) + ", " + as_uint(e.args.at(2)) + " & (gl_SubgroupSize - 1u))";
+    }
+    if (e.name == "__ldcs") {  // a streaming load: the load (the cache hint has no Vulkan counterpart)
+      Expr load, zero;
+      zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = e.loc;
+      load.kind = Expr::Kind::Index, load.type = e.type, load.loc = e.loc;
+      load.args.push_back(e.args.at(0)), load.args.push_back(zero);
+      return ex(load);
     }
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
     if (auto r = kRounded.find(e.name); r != kRounded.end()) {
@@ -482,13 +540,28 @@ class Emitter {
       case Expr::Kind::Call: return call(e);
       case Expr::Kind::Index: {
         const std::string ref = element(e);
-        if (small(e.type.scalar) && pointer_of(e.args[0], &buffer, &offset)) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
+        if (small(e.type.scalar) && e.args[0].type.pointer) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
         return ref;
       }
+      case Expr::Kind::Field: return ex(e.args[0]) + "." + e.name;  // Note [Vector types]
       case Expr::Kind::Null:
         error(e.loc, "nullptr outside a test 'p == nullptr' / 'p != nullptr' of a pointer parameter");
         return "0";
       case Expr::Kind::Cast:
+        if (e.type.pointer) {
+          error(e.loc, "a pointer cast used as a value (only indexed, or a view's initializer)");
+          return "0";
+        }
+        if (e.args[0].type.pointer) {  // an address: the byte offset in the binding (Note [Vector types])
+          if (!pointer_arg(e.args[0], &buffer, &offset)) {
+            error(e.loc, "the address of something that is not a parameter's buffer plus an offset");
+            return "0";
+          }
+          const auto bt = buffer_types_.find(buffer);
+          const std::uint32_t sb = bt != buffer_types_.end() ? elem_bytes(bt->second) : 4;
+          if (is64(e.type.scalar)) int64_ = true;
+          return "(" + gtype(e.type) + "(" + bare(offset) + ") * " + std::to_string(sb) + (is64(e.type.scalar) ? "ul)" : "u)");
+        }
         if (is64(e.type.scalar)) {
           int64_ = true;
           // A 64-bit conversion of the workgroup size (a specialization constant) would be an
@@ -512,9 +585,20 @@ class Emitter {
     std::string buffer, offset;
     const Expr& i = e.args[1];
     const std::string idx = is64(i.type.scalar) ? "uint(" + ex(i) + ")" : ex(i);
-    if (pointer_of(e.args[0], &buffer, &offset)) {
+    const Expr& base = e.args[0];
+    if (base.type.pointer && (pointer_of(base, &buffer, &offset) || pointer_arg(base, &buffer, &offset))) {
       if (small(e.type.scalar)) (byte(e.type.scalar) ? storage8_ : storage16_) = true;
-      return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
+      const auto bt = buffer_types_.find(buffer);
+      if (bt == buffer_types_.end() || stype(bt->second) == stype(e.type))
+        return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
+      // Note [Vector types]: another element type: the alias of the same binding, at offset * sB / sV.
+      const std::string t = stype(e.type);
+      aliases_[buffer].insert(t);
+      const std::uint32_t sv = elem_bytes(e.type), sb = elem_bytes(bt->second);
+      std::string first;
+      if (!offset.empty() && offset != "0u")
+        first = sb % sv == 0 ? "(" + offset + " * " + std::to_string(sb / sv) + "u)" : "((" + offset + " * " + std::to_string(sb) + "u) / " + std::to_string(sv) + "u)";
+      return buffer + "_" + t + "[" + (first.empty() ? idx : first + " + " + as_uint(i)) + "]";
     }
     if (e.args[0].kind == Expr::Kind::Var && e.args[0].type.array) return var_name(e.args[0].name) + "[" + idx + "]";
     error(e.loc, "indexing something that is not a parameter's buffer, a view or an array");
@@ -552,13 +636,14 @@ class Emitter {
     const Expr &l = e.args[0], &r = e.args[1];
     if ((e.op == "==" || e.op == "!=") && (l.kind == Expr::Kind::Null || r.kind == Expr::Kind::Null)) return null_test(e);
     if (pointer_of(l, &buffer, &offset)) {
-      if ((e.op == "+=" || e.op == "-=") && !offset.empty()) return "(" + offset + " " + e.op + " " + as_uint(r) + ")";
+      if ((e.op == "+=" || e.op == "-=") && !offset.empty())
+        return "(" + offset + " " + e.op + " " + in_buffer_units(l.type, buffer, as_uint(r), e.loc) + ")";
       error(e.loc, "pointer arithmetic '" + e.op + "' outside p += n, p -= n and a view's initializer");
       return "0";
     }
     const bool compound = e.op.size() >= 2 && e.op.back() == '=' && e.op != "==" && e.op != "!=" && e.op != "<=" && e.op != ">=";
     if (small(l.type.scalar) && compound) return refuse16(e);
-    if (small(l.type.scalar) && e.op == "=" && l.kind == Expr::Kind::Index && pointer_of(l.args[0], &buffer, &offset))
+    if (small(l.type.scalar) && e.op == "=" && l.kind == Expr::Kind::Index && l.args[0].type.pointer)
       return "(" + element(l) + " = " + storage_type(l.type.scalar) + "(" + bare(ex(r)) + "))";  // a 16-bit store narrows
     if (compound && e.op != "<<=" && e.op != ">>=" && l.type.scalar != r.type.scalar && !l.type.pointer) {
       if (!is_int(l.type.scalar) || !is_int(r.type.scalar)) {
@@ -625,7 +710,7 @@ class Emitter {
       if (d.type.pointer) {
         one = view(d);
       } else {
-        one = std::string(glsl_type(d.type.scalar)) + " " + rename(d.name) + (d.type.array ? "[" + std::to_string(d.type.array) + "]" : "");
+        one = gtype(d.type) + " " + rename(d.name) + (d.type.array ? "[" + std::to_string(d.type.array) + "]" : "");
         if (d.has_init) one += " = " + bare(ex(d.init));
         one += ";";
       }
@@ -702,6 +787,8 @@ class Emitter {
   std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
+  std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type
+  std::map<std::string, std::set<std::string>> aliases_;     // buffer -> element types it is also read as
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;

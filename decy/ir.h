@@ -38,6 +38,7 @@ struct Type {
   bool restrict_ = false;  // __restrict__ pointer -> restrict buffer
   bool reference = false;  // T& parameter of a __device__ helper -> inout
   std::uint64_t array = 0; // T name[array] (local or __shared__)
+  std::uint32_t lanes = 0; // CUDA's vector types: float2/float4, int2/int4, uint2/uint4 (scalar: lanes 2 or 4)
   std::string c_name;      // the C spelling, for diagnostics
 };
 
@@ -56,6 +57,7 @@ struct Expr {
     Index,    // args[0][args[1]]
     Cast,     // to type (args[0])
     Null,     // nullptr (type.pointer): only an operand of == / != against a pointer parameter
+    Field,    // name: x y z w of a vector (args[0])
   };
   Kind kind = Kind::IntLit;
   Type type;

@@ -146,6 +146,16 @@ class Parser {
       case CXType_SChar:
       case CXType_Char_S: r.scalar = Scalar::I8; break;
       case CXType_Double: r.scalar = Scalar::F64; break;
+      case CXType_Record: {  // the vector types builtins.cpp declares (Note [Vector types], glsl.cpp)
+        const std::string name = str(clang_getCursorSpelling(clang_getTypeDeclaration(ct)));
+        static const std::pair<const char*, std::pair<Scalar, std::uint32_t>> kVectors[] = {
+            {"float2", {Scalar::F32, 2}}, {"float4", {Scalar::F32, 4}}, {"int2", {Scalar::I32, 2}},
+            {"int4", {Scalar::I32, 4}},   {"uint2", {Scalar::U32, 2}},  {"uint4", {Scalar::U32, 4}}};
+        r.scalar = Scalar::Unsupported;
+        for (const auto& [n, v] : kVectors)
+          if (name == n) r.scalar = v.first, r.lanes = v.second;
+        break;
+      }
       default: r.scalar = Scalar::Unsupported; break;
     }
     return r;
@@ -264,10 +274,29 @@ class Parser {
     return unsupported(c, "global variable '" + name + "' (__device__/__constant__ globals are not in the subset)");
   }
 
+  // reinterpret_cast (or a C cast) of a pointer: to another pointer (a view of the same buffer with another
+  // element type: Note [Vector types], glsl.cpp), or to an integer (the address: alignment tests).
+  Expr reinterpret(CXCursor c, Expr in, const Type& to) {
+    if (!in.type.pointer) return unsupported(c, "reinterpret_cast of a value that is not a pointer");
+    if (!to.pointer && (to.scalar != Scalar::U64 && to.scalar != Scalar::I64 && to.scalar != Scalar::U32))
+      return unsupported(c, "reinterpret_cast of a pointer to '" + to.c_name + "'");
+    Expr e;
+    e.kind = Expr::Kind::Cast, e.type = to, e.loc = loc(c);
+    e.args.push_back(std::move(in));
+    return e;
+  }
+
   Expr member(CXCursor c) {
     const auto ops = operands(c);
     const std::string field = str(clang_getCursorSpelling(c));
     if (ops.size() == 1) {
+      if (const Type bt = type_of(clang_getCursorType(ops[0])); bt.lanes != 0 && !bt.pointer && field.size() == 1 &&
+                                                                 std::string("xyzw").find(field) < bt.lanes) {
+        Expr e;
+        e.kind = Expr::Kind::Field, e.name = field, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+        e.args.push_back(expr(ops[0]));
+        return e;
+      }
       const CXCursor base = strip(ops[0]);
       const std::string name = str(clang_getCursorSpelling(base));
       static const std::pair<const char*, const char*> kIndex[] = {
@@ -286,6 +315,15 @@ class Parser {
     const CXCursor callee = clang_getCursorReferenced(c);
     Expr e;
     e.kind = Expr::Kind::Call, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_Constructor && e.type.lanes != 0) {
+      const auto ops = operands(c);  // a vector's copy (`const float4 v = x4[i];`): the value
+      if (ops.size() == 1) return convert(expr(ops[0]), e.type);
+    }
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_CXXMethod && e.type.lanes != 0 &&
+        str(clang_getCursorSpelling(callee)) == "operator=" && clang_Cursor_getNumArguments(c) == 2) {  // a vector's assignment
+      Expr lhs = expr(clang_Cursor_getArgument(c, 0)), rhs = expr(clang_Cursor_getArgument(c, 1));
+      return node(Expr::Kind::Binary, c, "=", {std::move(lhs), std::move(rhs)});
+    }
     if (clang_Cursor_isNull(callee) || clang_getCursorKind(callee) != CXCursor_FunctionDecl)
       return unsupported(c, "call of something that is not a named function");
     e.name = str(clang_getCursorSpelling(callee));
@@ -343,7 +381,10 @@ class Parser {
         if (ops.empty()) return unsupported(c, "an empty cast");
         Expr in = expr(ops.back());
         const Type to = type_of(clang_getCursorType(c));
-        if (to.pointer || in.type.pointer) return unsupported(c, "a pointer cast");
+        if (to.pointer || in.type.pointer) {
+          if (kind == CXCursor_CStyleCastExpr) return reinterpret(c, std::move(in), to);
+          return unsupported(c, "a pointer cast");
+        }
         return convert(std::move(in), to);
       }
       case CXCursor_InitListExpr: {  // T{x} or T{} of a scalar (u16{0}); aggregates are not in the subset
@@ -355,7 +396,8 @@ class Parser {
         return convert(zero, t);
       }
       case CXCursor_CXXReinterpretCastExpr:
-        return unsupported(c, "reinterpret_cast");
+        if (ops.empty()) return unsupported(c, "an empty cast");
+        return reinterpret(c, expr(ops.back()), type_of(clang_getCursorType(c)));
       case CXCursor_CXXConstCastExpr:
         return unsupported(c, "const_cast");
       case CXCursor_CXXNullPtrLiteralExpr: {  // only `p == nullptr` / `p != nullptr` (Note [Optional buffers], glsl.cpp)
