@@ -253,6 +253,28 @@ __global__ void k(const float* __restrict__ x, const uint4* __restrict__ u, u16*
   EXPECT_TRUE(contains(errors(v), "vector parameter 'a' passed by value")) << errors(v);
 }
 
+// Note [Views chosen by ?:]: a view of one of two buffers, loads as ?:, stores as if / else.
+TEST(DecyGlsl, ViewsChosenByConditional) {
+  const Glsl g = translate(R"(
+__global__ void k(float* __restrict__ q, float* __restrict__ k, int n) {
+  const int i = threadIdx.x;
+  const bool is_k = i >= n;
+  float* v = (is_k ? k : q) + 2 * i;
+  const float x = v[0];
+  v[0] = x * 2.0f, v[1] = v[0] + 1.0f;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "bool v_sel = is_k;"));
+  EXPECT_TRUE(contains(g.text, "uint v_off = v_sel ? 0u + uint((2 * i)) : 0u + uint((2 * i));")) << g.text;
+  EXPECT_TRUE(contains(g.text, "float x = v_sel ? k[v_off + 0u] : q[v_off + 0u];")) << g.text;
+  EXPECT_TRUE(contains(g.text, "if (v_sel)\n  {\n    (k[v_off + 0u] = (x * 2.0)) , (k[v_off + 1u] = (k[v_off + 0u] + 1.0));\n  }\n  else\n  {\n"
+                               "    (q[v_off + 0u] = (x * 2.0)) , (q[v_off + 1u] = (q[v_off + 0u] + 1.0));\n  }")) << g.text;
+  expect_compiles(g, "choice");
+  const Glsl bad = translate("__global__ void k(float* q, float* k, int n) {\n  float* v = n > 0 ? k : q;\n  if ((v[0] = 1.0f) > 0.0f) q[1] = 2.0f;\n}");
+  EXPECT_TRUE(contains(errors(bad), "snippet.cu:3: error: a store through 'v' (chosen by ?:) inside an expression")) << errors(bad);
+}
+
 // Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
 TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");

@@ -485,6 +485,110 @@ TEST(DecyVulkanGpu, ProjectRopeWithAndWithoutFreqsMatchesTheCpu) {
   }
 }
 
+// The CPU's rope of one row of heads (layer_ops.cu's rope, rope_sincos): pairs (2i, 2i + 1) or (i, i + half).
+void rope_row(float* row, int heads, int hd, int rope_dim, int pos, float theta_scale, const float* freqs, int neox) {
+  const int half = rope_dim / 2;
+  for (int h = 0; h < heads; ++h)
+    for (int i = 0; i < half; ++i) {
+      float theta = static_cast<float>(pos);
+      for (int k = 0; k < i; ++k) theta *= theta_scale;
+      if (freqs != nullptr) theta /= freqs[i];
+      const float sn = static_cast<float>(std::sin(static_cast<double>(theta))), cs = static_cast<float>(std::cos(static_cast<double>(theta)));
+      const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+      float* v = row + static_cast<std::size_t>(h) * hd;
+      const float x0 = v[a], x1 = v[b];
+      v[a] = x0 * cs - x1 * sn, v[b] = x0 * sn + x1 * cs;
+    }
+}
+
+std::vector<float> halves_as_f32(const Buffer& b, std::size_t first, std::size_t count) {
+  std::vector<std::uint16_t> h(first + count);
+  b.download(h.data(), h.size() * 2);
+  std::vector<float> out(count);
+  trueno::ops::f16_to_f32(std::span<const std::uint16_t>(h).subspan(first), out);
+  return out;
+}
+
+// fused_ops.cu's rope_append and prefill_ops.cu's rope_append_rows (Note [Views chosen by ?:]: `(is_k ? kv :
+// qv) + h * hd` picks q's or k's buffer per thread; rope_dim < hd, so some dimensions are copied unrotated)
+// against the CPU's rope and f32 -> f16.
+TEST(DecyVulkanGpu, ProjectRopeAppendMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const int n_head = 4, n_kv = 2, hd = 32, rope_dim = 24, half = rope_dim / 2, block = 64;
+  const int q_row = n_head * hd, kv_row = n_kv * hd;
+  const float theta_scale = std::pow(10000.0f, -2.0f / static_cast<float>(rope_dim));
+  std::vector<float> freqs(half);
+  for (int i = 0; i < half; ++i) freqs[i] = 1.0f + 0.5f * static_cast<float>(i % 3);
+  const std::uint32_t spec[1] = {block};
+  {  // rope_append: one token at *pos, no freqs, pairs (2i, 2i + 1)
+    const int pos = 77, neox = 0;
+    const auto q = trueno::test::random_normal(q_row, rng(), 1.0f), k = trueno::test::random_normal(kv_row, rng(), 1.0f),
+               v = trueno::test::random_normal(kv_row, rng(), 1.0f);
+    std::vector<float> cq = q, ck = k;
+    rope_row(cq.data(), n_head, hd, rope_dim, pos, theta_scale, nullptr, neox);
+    rope_row(ck.data(), n_kv, hd, rope_dim, pos, theta_scale, nullptr, neox);
+    std::vector<std::uint16_t> hk(kv_row), hv(kv_row);
+    trueno::ops::f32_to_f16(ck, hk), trueno::ops::f32_to_f16(v, hv);
+    std::vector<float> want_k(kv_row), want_v(kv_row);
+    trueno::ops::f16_to_f32(hk, want_k), trueno::ops::f16_to_f32(hv, want_v);
+    const std::vector<std::int32_t> posv = {pos};
+    Buffer bq = upload(q), bk = upload(k), bv = upload(v), bpos(context(), 4), bf = upload(std::vector<float>{0.0f}),
+           bkc(context(), (pos + 1) * kv_row * 2), bvc(context(), (pos + 1) * kv_row * 2);
+    bpos.upload(posv.data(), 4);
+    struct Push {
+      std::int32_t n_head, n_kv, hd, rope_dim;
+      float theta_scale;
+      std::int32_t neox;
+      std::uint32_t has_freqs;
+    };
+    const Pipeline& p = context().pipeline_from_spirv("fused_ops_rope_append", spirv("fused_ops_rope_append"), 7, sizeof(Push), spec);
+    Recorder rec(context());
+    const Push push = {n_head, n_kv, hd, rope_dim, theta_scale, neox, 0u};
+    rec.dispatch(p, {&bq, &bk, &bv, &bpos, &bf, &bkc, &bvc}, push, (n_head * half + n_kv * half + kv_row + block - 1) / block);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "rope_append", download(bq, q_row), cq, "rope_append q (in place)");
+    trueno::test::expect_gpu_contract("decy", "rope_append", download(bk, kv_row), ck, "rope_append k (in place)");
+    trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bkc, static_cast<std::size_t>(pos) * kv_row, kv_row), want_k, "rope_append k cache");
+    trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bvc, static_cast<std::size_t>(pos) * kv_row, kv_row), want_v, "rope_append v cache");
+  }
+  {  // rope_append_rows: 3 tokens from pos0, freqs, neox pairs; q as f16 rows
+    const int tokens = 3, pos0 = 40, neox = 1;
+    const auto q = trueno::test::random_normal(static_cast<std::size_t>(tokens) * q_row, rng(), 1.0f),
+               k = trueno::test::random_normal(static_cast<std::size_t>(tokens) * kv_row, rng(), 1.0f),
+               v = trueno::test::random_normal(static_cast<std::size_t>(tokens) * kv_row, rng(), 1.0f);
+    std::vector<float> cq = q, ck = k;
+    for (int t = 0; t < tokens; ++t) {
+      rope_row(cq.data() + static_cast<std::size_t>(t) * q_row, n_head, hd, rope_dim, pos0 + t, theta_scale, freqs.data(), neox);
+      rope_row(ck.data() + static_cast<std::size_t>(t) * kv_row, n_kv, hd, rope_dim, pos0 + t, theta_scale, freqs.data(), neox);
+    }
+    auto through_f16 = [](const std::vector<float>& x) {
+      std::vector<std::uint16_t> h(x.size());
+      std::vector<float> out(x.size());
+      trueno::ops::f32_to_f16(x, h), trueno::ops::f16_to_f32(h, out);
+      return out;
+    };
+    Buffer bq = upload(q), bk = upload(k), bv = upload(v), bf = upload(freqs), bq16(context(), q.size() * 2),
+           bkc(context(), (pos0 + tokens) * kv_row * 2), bvc(context(), (pos0 + tokens) * kv_row * 2);
+    struct Push {
+      std::int32_t n_head, n_kv, hd, rope_dim, pos0;
+      float theta_scale;
+      std::int32_t neox;
+      std::uint32_t has_freqs;
+    };
+    const Pipeline& p = context().pipeline_from_spirv("prefill_ops_rope_append_rows", spirv("prefill_ops_rope_append_rows"), 7, sizeof(Push), spec);
+    Recorder rec(context());
+    const Push push = {n_head, n_kv, hd, rope_dim, pos0, theta_scale, neox, 1u};
+    rec.dispatch(p, {&bq, &bk, &bv, &bf, &bq16, &bkc, &bvc}, push, (n_head * half + n_kv * half + kv_row + q_row + block - 1) / block, tokens);
+    rec.submit();
+    const std::size_t first = static_cast<std::size_t>(pos0) * kv_row, n_kvs = static_cast<std::size_t>(tokens) * kv_row;
+    trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bq16, 0, q.size()), through_f16(cq), "rope_append_rows q16");
+    trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bkc, first, n_kvs), through_f16(ck), "rope_append_rows k cache");
+    trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bvc, first, n_kvs), through_f16(v), "rope_append_rows v cache");
+  }
+}
+
 // sample_ops.cu's repeat_penalty (__fdiv_rn, __fmul_rn: Note [Correctly rounded intrinsics]) against the
 // CPU's IEEE f32 division and multiplication, on distinct ids.
 TEST(DecyVulkanGpu, ProjectRepeatPenaltyMatchesTheCpu) {

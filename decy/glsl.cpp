@@ -346,10 +346,12 @@ class Emitter {
     emitted_.insert(name);
     auto saved_views = std::move(views_);
     auto saved_offsets = std::move(offsets_);
+    auto saved_choices = std::move(choices_);
+    auto saved_forced = std::move(forced_);
     const int saved_level = level_;
     const std::string saved_fn = fn_;
     fn_ = f.name;
-    views_.clear(), offsets_.clear();
+    views_.clear(), offsets_.clear(), choices_.clear(), forced_.clear();
     std::ostringstream o;
     o << gtype(f.ret) << " " << name << "(";
     std::size_t b = 0;
@@ -368,6 +370,7 @@ class Emitter {
     o << stmt(f.body);
     helper_texts_.push_back(o.str());
     views_ = std::move(saved_views), offsets_ = std::move(saved_offsets), level_ = saved_level, fn_ = saved_fn;
+    choices_ = std::move(saved_choices), forced_ = std::move(saved_forced);
     return name;
   }
 
@@ -406,6 +409,11 @@ class Emitter {
     if (e.kind != Expr::Kind::Var || !e.type.pointer) return false;
     if (auto v = views_.find(e.name); v != views_.end()) {
       *buffer = v->second, *offset = rename(e.name) + "_off";
+      if (auto c = choices_.find(e.name); c != choices_.end()) {  // Note [Views chosen by ?:]: only with its arm chosen
+        const auto f = forced_.find(e.name);
+        if (f == forced_.end()) return false;
+        if (f->second == 1) *buffer = c->second.second;
+      }
       return true;
     }
     if (!buffers_.contains(e.name)) return false;
@@ -586,6 +594,12 @@ class Emitter {
     const Expr& i = e.args[1];
     const std::string idx = is64(i.type.scalar) ? "uint(" + ex(i) + ")" : ex(i);
     const Expr& base = e.args[0];
+    if (base.kind == Expr::Kind::Var && choices_.contains(base.name) && !forced_.contains(base.name)) {  // a load: either buffer
+      std::string arms[2];
+      for (int arm = 0; arm < 2; ++arm) forced_[base.name] = arm, arms[arm] = element(e);
+      forced_.erase(base.name);
+      return "(" + choices_.at(base.name).first + " ? " + arms[0] + " : " + arms[1] + ")";
+    }
     if (base.type.pointer && (pointer_of(base, &buffer, &offset) || pointer_arg(base, &buffer, &offset))) {
       if (small(e.type.scalar)) (byte(e.type.scalar) ? storage8_ : storage16_) = true;
       const auto bt = buffer_types_.find(buffer);
@@ -642,6 +656,11 @@ class Emitter {
       return "0";
     }
     const bool compound = e.op.size() >= 2 && e.op.back() == '=' && e.op != "==" && e.op != "!=" && e.op != "<=" && e.op != ">=";
+    if ((compound || e.op == "=") && l.kind == Expr::Kind::Index && l.args[0].kind == Expr::Kind::Var && choices_.contains(l.args[0].name) &&
+        !forced_.contains(l.args[0].name)) {
+      error(e.loc, "a store through '" + l.args[0].name + "' (chosen by ?:) inside an expression (Note [Views chosen by ?:])");
+      return "0";
+    }
     if (small(l.type.scalar) && compound) return refuse16(e);
     if (small(l.type.scalar) && e.op == "=" && l.kind == Expr::Kind::Index && l.args[0].type.pointer)
       return "(" + element(l) + " = " + storage_type(l.type.scalar) + "(" + bare(ex(r)) + "))";  // a 16-bit store narrows
@@ -692,11 +711,65 @@ class Emitter {
   std::string view(const VarDecl& d) {
     std::string buffer, offset;
     if (!pointer_arg(d.init, &buffer, &offset)) {
+      if (std::string v = choice_view(d); !v.empty()) return v;
       error(d.loc, "pointer variable '" + d.name + "' that is not a parameter's buffer plus an offset");
       return "";
     }
     views_[d.name] = buffer;
     return "uint " + rename(d.name) + "_off = " + bare(offset) + ";";
+  }
+
+  // Note [Views chosen by ?:]: `T* v = (c ? p : q) + n;` with p and q in different buffers (of one element
+  // type) is a view of either: `bool v_sel = c; uint v_off = v_sel ? p's offset : q's;`. A load through v is
+  // `(v_sel ? p[..] : q[..])`; an expression statement that stores through v is emitted twice, under
+  // `if (v_sel)` with every access to v in p's buffer and under `else` in q's (its right side runs once).
+  // A store through v inside a larger expression is refused.
+  static Expr pick_arm(const Expr& e, int arm, Expr* cond, bool* found) {
+    if (e.kind == Expr::Kind::Cond && e.type.pointer) {
+      *cond = e.args[0], *found = true;
+      return e.args[1 + arm];
+    }
+    Expr out = e;
+    if ((e.kind == Expr::Kind::Binary || e.kind == Expr::Kind::Cast) && e.type.pointer)
+      for (auto& a : out.args)
+        if (a.type.pointer) a = pick_arm(a, arm, cond, found);
+    return out;
+  }
+
+  std::string choice_view(const VarDecl& d) {
+    Expr cond;
+    bool found = false;
+    const Expr a = pick_arm(d.init, 0, &cond, &found), b = pick_arm(d.init, 1, &cond, &found);
+    std::string ba, oa, bb, ob;
+    if (!found || side_effects(cond) || !pointer_arg(a, &ba, &oa) || !pointer_arg(b, &bb, &ob)) return "";
+    const auto ta = buffer_types_.find(ba), tb = buffer_types_.find(bb);
+    if (ta == buffer_types_.end() || tb == buffer_types_.end() || stype(ta->second) != stype(tb->second)) {
+      error(d.loc, "pointer variable '" + d.name + "' chosen by ?: between buffers of different element types");
+      return "";
+    }
+    const std::string sel = rename(d.name) + "_sel";
+    views_[d.name] = ba;
+    choices_[d.name] = {sel, bb};
+    return "bool " + sel + " = " + bare(ex(cond)) + ";\n" + indent() + "uint " + rename(d.name) + "_off = " + sel + " ? " + bare(oa) +
+           " : " + bare(ob) + ";";
+  }
+
+  // The view chosen by ?: that an expression statement stores through ("" when none; refused when several).
+  std::string stored_choice(const Expr& e) {
+    std::string found;
+    const auto walk = [&](const auto& self, const Expr& x) -> void {
+      const bool store = x.kind == Expr::Kind::Postfix || (x.kind == Expr::Kind::Unary && (x.op == "++" || x.op == "--")) ||
+                         (x.kind == Expr::Kind::Binary && x.op.back() == '=' && x.op != "==" && x.op != "!=" && x.op != "<=" && x.op != ">=");
+      if (store && x.args[0].kind == Expr::Kind::Index && x.args[0].args[0].kind == Expr::Kind::Var &&
+          choices_.contains(x.args[0].args[0].name)) {
+        const std::string& v = x.args[0].args[0].name;
+        if (!found.empty() && found != v) error(x.loc, "one statement storing through two pointers chosen by ?:");
+        found = v;
+      }
+      for (const auto& a : x.args) self(self, a);
+    };
+    walk(walk, e);
+    return found;
   }
 
   // One declaration statement without indentation or final newline (also a for loop's init); several
@@ -734,9 +807,18 @@ class Emitter {
         const std::string d = decl(s);
         return d.empty() ? "" : in + d + "\n";
       }
-      case Stmt::Kind::Expr:
+      case Stmt::Kind::Expr: {
         if (s.exprs[0].kind == Expr::Kind::Call && s.exprs[0].name == "__syncthreads") return in + "groupMemoryBarrier();\n" + in + "barrier();\n";
-        return in + bare(ex(s.exprs[0])) + ";\n";
+        const std::string v = stored_choice(s.exprs[0]);
+        if (v.empty()) return in + bare(ex(s.exprs[0])) + ";\n";
+        std::string arms[2];  // Note [Views chosen by ?:]
+        for (int arm = 0; arm < 2; ++arm) {
+          forced_[v] = arm;
+          arms[arm] = in + "  " + bare(ex(s.exprs[0])) + ";\n";
+        }
+        forced_.erase(v);
+        return in + "if (" + choices_.at(v).first + ")\n" + in + "{\n" + arms[0] + in + "}\n" + in + "else\n" + in + "{\n" + arms[1] + in + "}\n";
+      }
       case Stmt::Kind::If:
         o << in << "if (" << bare(ex(s.exprs[0])) << ")\n" << nested(s.body[0]);
         if (s.body.size() > 1) o << in << "else\n" << nested(s.body[1]);
@@ -789,6 +871,8 @@ class Emitter {
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
   std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type
   std::map<std::string, std::set<std::string>> aliases_;     // buffer -> element types it is also read as
+  std::map<std::string, std::pair<std::string, std::string>> choices_;  // view chosen by ?: -> (its v_sel, the other buffer)
+  std::map<std::string, int> forced_;                                  // such views with an arm chosen (0: views_'s buffer)
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
