@@ -34,6 +34,9 @@ __device__ unsigned int __shfl_xor_sync(unsigned int mask, unsigned int v, int l
 __device__ float __shfl_down_sync(unsigned int mask, float v, unsigned int delta, int width = 32);
 __device__ int __shfl_down_sync(unsigned int mask, int v, unsigned int delta, int width = 32);
 __device__ unsigned int __shfl_down_sync(unsigned int mask, unsigned int v, unsigned int delta, int width = 32);
+__device__ unsigned long long __shfl_xor_sync(unsigned int mask, unsigned long long v, int lane_mask, int width = 32);
+__device__ long long __shfl_xor_sync(unsigned int mask, long long v, int lane_mask, int width = 32);
+__device__ int __syncthreads_or(int predicate);
 __device__ float __shfl_sync(unsigned int mask, float v, int lane, int width = 32);
 __device__ int __shfl_sync(unsigned int mask, int v, int lane, int width = 32);
 __device__ unsigned int __shfl_sync(unsigned int mask, unsigned int v, int lane, int width = 32);

@@ -14,7 +14,7 @@ namespace decy {
 namespace {
 
 const std::set<std::string> kBuiltins = {
-    "__syncthreads", "__shfl_xor_sync", "__shfl_down_sync", "__shfl_sync", "expf", "__expf", "logf", "__logf", "sqrtf", "rsqrtf", "fmaxf", "fminf",
+    "__syncthreads", "__syncthreads_or", "__shfl_xor_sync", "__shfl_down_sync", "__shfl_sync", "expf", "__expf", "logf", "__logf", "sqrtf", "rsqrtf", "fmaxf", "fminf",
     "fabsf", "tanhf", "sinf", "cosf", "powf", "floorf", "ceilf", "fmaf", "__fdividef", "min", "max", "__float_as_int",
     "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16", "__fadd_rn", "__fsub_rn",
     "__fmul_rn", "__fdiv_rn", "__sinf", "__cosf", "exp2f", "rintf", "ldexpf", "__float2int_rn", "sincosf", "__sincosf", "frexpf",

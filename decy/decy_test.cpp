@@ -275,6 +275,25 @@ __global__ void k(float* __restrict__ q, float* __restrict__ k, int n) {
   EXPECT_TRUE(contains(errors(bad), "snippet.cu:3: error: a store through 'v' (chosen by ?:) inside an expression")) << errors(bad);
 }
 
+// __syncthreads_or as a barrier and a shared flag; 64-bit xor shuffles as two 32-bit ones.
+TEST(DecyGlsl, SyncthreadsOrAndSixtyFourBitShuffles) {
+  const Glsl g = translate(R"(
+typedef unsigned long long u64;
+__global__ void k(u64* y, int* f) {
+  u64 v = y[threadIdx.x];
+  v = v > __shfl_xor_sync(0xffffffffu, v, 1) ? v : 0;
+  const int any = __syncthreads_or(f[threadIdx.x]);
+  y[threadIdx.x] = v + any;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "(decy_shfl_xor64(uint64_t(v), 1u))")) << g.text;
+  EXPECT_TRUE(contains(g.text, "packUint2x32(uvec2(subgroupShuffleXor(h.x, o), subgroupShuffleXor(h.y, o)))"));
+  EXPECT_TRUE(contains(g.text, "int any = decy_syncthreads_or(f[gl_LocalInvocationID.x]);")) << g.text;
+  EXPECT_TRUE(contains(g.text, "shared uint decy_sync_or;"));
+  expect_compiles(g, "sync_or");
+}
+
 // Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
 TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");

@@ -441,6 +441,32 @@ TEST(DecyVulkanGpu, ProjectBenchReadMatchesTheCpu) {
   trueno::test::expect_gpu_contract("decy", "bench_read_bench_read", got_hi, want_hi, "3 blocks, high halves");
 }
 
+// testdata's block_any: __syncthreads_or twice in a row (the shared flag reset between calls).
+TEST(DecyVulkanGpu, SyncthreadsOrMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 500, block = 64, blocks = (n + block - 1) / block + 1;  // one block past n: index n + 1
+  std::vector<float> x(n, 1.0f);
+  std::uniform_int_distribution<int> pick(0, n - 1);
+  for (int j = 0; j < 3; ++j) x[pick(rng())] = -1.0f;
+  std::vector<float> want(2 * blocks);
+  for (int b = 0; b < blocks; ++b)
+    for (int t = 0; t < block; ++t) {
+      const int i = b * block + t;
+      if (i < n && x[i] < 0.0f) want[2 * b] = 1.0f;
+      if (i == n + 1) want[2 * b + 1] = 1.0f;
+    }
+  Buffer bx = upload(x), bo(context(), 2 * blocks * 4);
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("block_any", spirv("block_any"), 2, 4, spec);
+  Recorder rec(context());
+  const std::int32_t push = n;
+  rec.dispatch(p, {&bx, &bo}, push, blocks);
+  rec.submit();
+  std::vector<std::int32_t> got(2 * blocks);
+  bo.download(got.data(), got.size() * 4);
+  trueno::test::expect_gpu_contract("decy", "block_any", std::vector<float>(got.begin(), got.end()), want, "9 blocks of 64");
+}
+
 // layer_ops.cu's rope (the prelude's rope_sincos: `freqs != nullptr`, sincosf; Note [Optional buffers],
 // Note [sincosf]), with freqs and without (a dummy buffer bound, decy_has_freqs 0), against the CPU: the
 // angle built the same way in f32, sin and cos in f64.

@@ -288,6 +288,14 @@ class Emitter {
         << "    if (rem > half_ || (rem == half_ && (h & 1u) != 0u)) ++h;\n    return sign | h;\n  }\n"
         << "  uint h = sign | (uint(ne) << 10) | (m >> 13);\n  const uint rem = m & 0x1fffu;\n"
         << "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;\n  return h;\n}\n";
+    if (shuffle64_)
+      g << "\nuint64_t decy_shfl_xor64(uint64_t v, uint o) {\n  const uvec2 h = unpackUint2x32(v);\n"
+        << "  return packUint2x32(uvec2(subgroupShuffleXor(h.x, o), subgroupShuffleXor(h.y, o)));\n}\n";
+    if (sync_or_)
+      g << "\nshared uint decy_sync_or;\n\n// __syncthreads_or: a barrier (global and shared memory, as __syncthreads) and the OR of every thread's p.\n"
+        << "int decy_syncthreads_or(int p) {\n  groupMemoryBarrier();\n  barrier();\n  if (gl_LocalInvocationIndex == 0u) decy_sync_or = 0u;\n"
+        << "  memoryBarrierShared();\n  barrier();\n  if (p != 0) atomicOr(decy_sync_or, 1u);\n  memoryBarrierShared();\n  barrier();\n"
+        << "  const uint r = decy_sync_or;\n  barrier();  // every thread has read it before a later call resets it\n  return int(r);\n}\n";
     if (shuffle_down_)
       for (const char* t : {"float", "int", "uint"})
         g << "\n" << t << " decy_shfl_down(" << t << " v, uint d) {  // CUDA: lanes past the end keep their value\n  " << t
@@ -466,7 +474,16 @@ class Emitter {
       subgroup_ = true;
       const bool x = e.name == "__shfl_xor_sync";
       (x ? shuffle_ : shuffle_down_) = true;
+      if (x && is64(e.args.at(1).type.scalar)) {  // two 32-bit shuffles (64-bit ones need shaderSubgroupExtendedTypes)
+        int64_ = shuffle64_ = true;
+        return std::string(e.args[1].type.scalar == Scalar::I64 ? "int64_t(" : "(") + "decy_shfl_xor64(uint64_t(" + bare(ex(e.args[1])) + "), " +
+               as_uint(e.args.at(2)) + "))";
+      }
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
+    }
+    if (e.name == "__syncthreads_or") {  // CUDA's barrier (as __syncthreads) and an OR of the block's predicates
+      sync_or_ = true;
+      return "decy_syncthreads_or(" + bare(ex(e.args.at(0))) + ")";
     }
     if (e.name == "__shfl_sync") {  // lane srcLane % 32 in CUDA: % gl_SubgroupSize here (the same on a subgroup of 32)
       subgroup_ = shuffle_ = true;
@@ -875,6 +892,7 @@ class Emitter {
   std::map<std::string, int> forced_;                                  // such views with an arm chosen (0: views_'s buffer)
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
+  bool shuffle64_ = false, sync_or_ = false;
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
 };
 

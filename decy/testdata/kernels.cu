@@ -129,3 +129,13 @@ extern "C" __global__ void vectors(const float* __restrict__ x, const uint4* __r
   const uint4 w = u[r];
   *reinterpret_cast<uint4*>(h + static_cast<u64>(r) * 8) = make_uint4(w.y, w.x, w.w ^ w.z, w.z + 1u);
 }
+
+// __syncthreads_or, twice in a row (the second call must not see the first's result): per block, whether
+// any thread's value is negative, and whether the block holds index n + 1.
+extern "C" __global__ void block_any(const float* __restrict__ x, int n, int* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int neg = i < n && x[i] < 0.0f;
+  const int any = __syncthreads_or(neg);
+  const int past = __syncthreads_or(i == n + 1);
+  if (threadIdx.x == 0) out[2 * blockIdx.x] = any, out[2 * blockIdx.x + 1] = past;
+}
