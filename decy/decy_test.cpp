@@ -294,6 +294,32 @@ __global__ void k(u64* y, int* f) {
   expect_compiles(g, "sync_or");
 }
 
+// Note [Structs of scalars]: a GLSL struct, a buffer of them or an alias of one; a __shared__ array passed
+// to a helper's pointer parameter (a global: specialized like a buffer).
+TEST(DecyGlsl, StructsOfScalarsAndSharedArraysForHelpers) {
+  const Glsl g = translate(R"(
+struct Pair { float logit; int id; };
+__device__ void twice(float* s) { s[threadIdx.x] *= 2.0f; }
+__global__ void k(const Pair* __restrict__ in, int* out) {
+  __shared__ float s[64];
+  s[threadIdx.x] = in[threadIdx.x].logit;
+  twice(s);
+  Pair* p = reinterpret_cast<Pair*>(out + 2);
+  p[threadIdx.x].logit = s[threadIdx.x];
+  p[threadIdx.x].id = in[threadIdx.x].id;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "struct Pair { float logit; int id; };"));
+  EXPECT_TRUE(contains(g.text, "restrict readonly buffer decy_buf_decy_in { Pair decy_in[]; };")) << g.text;
+  EXPECT_TRUE(contains(g.text, "binding = 1) buffer decy_buf_decy_out_Pair { Pair decy_out_Pair[]; };"));
+  EXPECT_TRUE(contains(g.text, "void twice_s(uint s_off) {"));
+  EXPECT_TRUE(contains(g.text, "decy_out_Pair[((p_off * 4u) / 8u) + gl_LocalInvocationID.x].id = decy_in[gl_LocalInvocationID.x].id;")) << g.text;
+  expect_compiles(g, "structs");
+  const Glsl v = translate("struct P { float a; };\n__global__ void k(float* y, P p) {\n  y[0] = p.a;\n}");
+  EXPECT_TRUE(contains(errors(v), "struct parameter 'p' passed by value")) << errors(v);
+}
+
 // Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
 TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");
@@ -392,7 +418,7 @@ const Unsupported kUnsupported[] = {
     {"u8 increment", "__global__ void k(unsigned char* y) {\n  unsigned char h = y[0];\n  ++h;\n  y[0] = h;\n}", 3, "on an 8-bit value"},
     {"8-bit scalar parameter", "__global__ void k(float* y, signed char c) {\n  y[0] = c;\n}", 1, "8-bit scalar parameter 'c'"},
     {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
-    {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
+    {"struct with a pointer", "struct P { float* a; };\n__global__ void k(P* y) {\n  y[0].a[0] = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
     {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides in the common type"},
     {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
@@ -576,6 +602,7 @@ const Unsupported kWgslUnsupported[] = {
     {"8-bit buffer", "__global__ void k(float* y,\n                  const unsigned char* w) {\n  y[0] = w[0];\n}", 2, "8-bit integer type"},
     {"nullptr test", "__global__ void k(float* y, const float* f) {\n  y[0] = 1.0f;\n  if (f != nullptr) y[0] = f[0];\n}", 3, "nullptr test of an optional buffer"},
     {"__fmul_rn", "__global__ void k(float* y) {\n  y[0] = __fmul_rn(y[1], y[2]);\n}", 2, "call of '__fmul_rn' (no WGSL counterpart"},
+    {"struct buffer", "struct P { float a; };\n__global__ void k(float* y,\n                  const P* p) {\n  y[0] = p[0].a;\n}", 3, "struct type"},
     {"float4 view", "__global__ void k(float* y, const float* x) {\n  y[0] = reinterpret_cast<const float4*>(x)[0].x;\n}", 2, "reinterpret_cast of a pointer"},
 };
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <span>
 #include <string>
@@ -613,6 +614,43 @@ TEST(DecyVulkanGpu, ProjectRopeAppendMatchesTheCpu) {
     trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bkc, first, n_kvs), through_f16(ck), "rope_append_rows k cache");
     trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bvc, first, n_kvs), through_f16(v), "rope_append_rows v cache");
   }
+}
+
+// sample_ops.cu's top_k_tiles, one tile (its last round): `in == nullptr` (Note [Optional buffers]), a
+// __shared__ array passed to the bitonic sort helper, __syncthreads_or of the NaN flag, and the k best as
+// TopKCandidate structs written through a cast of the int result buffer (Note [Structs of scalars]). The
+// CPU: largest logit first, the lower id among equals, NaN never chosen and flagged.
+TEST(DecyVulkanGpu, ProjectTopKTilesMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device has no shaderInt64 (top_k_tiles sorts u64 keys)";
+  const int n = 1500, k = 10, block = 256;
+  auto x = trueno::test::random_normal(n, rng(), 1.0f);
+  x[100] = x[7] = 9.0f;  // a tie: id 7 first
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  std::vector<int> ids;
+  for (int i = 0; i < n; ++i)
+    if (!std::isnan(x[i])) ids.push_back(i);
+  std::stable_sort(ids.begin(), ids.end(), [&](int a, int b) { return x[a] > x[b]; });
+  std::vector<float> want = {1.0f, static_cast<float>(k)};
+  for (int i = 0; i < k; ++i) want.push_back(x[ids[i]]), want.push_back(static_cast<float>(ids[i]));
+  const std::vector<std::int32_t> zeros(2 + 2 * k, 0);
+  Buffer bx = upload(x), bin(context(), 8), bout(context(), 8), bres(context(), zeros.size() * 4);
+  bres.upload(zeros.data(), zeros.size() * 4);
+  const std::int32_t push[3] = {n, k, 0};  // n, k, decy_has_in = 0: the first round reads x
+  const std::uint32_t spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("sample_ops_top_k_tiles", spirv("sample_ops_top_k_tiles"), 4, sizeof push, spec);
+  Recorder rec(context());
+  rec.dispatch(p, {&bx, &bin, &bout, &bres}, push, 1);
+  rec.submit();
+  std::vector<std::int32_t> got(zeros.size());
+  bres.download(got.data(), got.size() * 4);
+  std::vector<float> gotf = {static_cast<float>(got[0]), static_cast<float>(got[1])};
+  for (int i = 0; i < k; ++i) {
+    float logit;
+    std::memcpy(&logit, &got[2 + 2 * i], 4);
+    gotf.push_back(logit), gotf.push_back(static_cast<float>(got[3 + 2 * i]));
+  }
+  trueno::test::expect_gpu_contract("decy", "sample_ops_top_k_tiles", gotf, want, "1500 logits (a NaN, a tie), k = 10");
 }
 
 // sample_ops.cu's repeat_penalty (__fdiv_rn, __fmul_rn: Note [Correctly rounded intrinsics]) against the

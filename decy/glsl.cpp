@@ -94,9 +94,22 @@ std::string vec_name(const Type& t) {
   const char* prefix = t.scalar == Scalar::I32 ? "i" : t.scalar == Scalar::U32 ? "u" : "";
   return prefix + std::string("vec") + std::to_string(t.lanes);
 }
-std::string gtype(const Type& t) { return t.lanes != 0 ? vec_name(t) : glsl_type(t.scalar); }
-std::string stype(const Type& t) { return t.lanes != 0 ? vec_name(t) : storage_type(t.scalar); }
+// Note [Structs of scalars]: a struct whose fields are 32- and 64-bit scalars (sample_ops.cu's
+// TopKCandidate) is a GLSL struct of the same fields, declared before the buffers; with scalar alignment
+// only, C's layout and std430's agree (each field at a multiple of its size, the struct's size a multiple
+// of its largest). A buffer of them is a buffer of GLSL structs, also as an alias (Note [Vector types]:
+// `reinterpret_cast<TopKCandidate*>(result + 2)` on an int buffer); `.field` is the same. Structs with
+// pointers, arrays or vectors inside, and structs passed by value to a kernel, are refused.
+std::string gtype(const Type& t) {
+  if (t.record != nullptr) return rename(t.record->name);
+  return t.lanes != 0 ? vec_name(t) : glsl_type(t.scalar);
+}
+std::string stype(const Type& t) {
+  if (t.record != nullptr) return rename(t.record->name);
+  return t.lanes != 0 ? vec_name(t) : storage_type(t.scalar);
+}
 std::uint32_t elem_bytes(const Type& t) {
+  if (t.record != nullptr) return t.record->bytes;
   if (t.lanes != 0) return 4 * t.lanes;
   switch (t.scalar) {
     case Scalar::U8: case Scalar::I8: return 1;
@@ -163,10 +176,16 @@ class Emitter {
     }
     std::vector<const Function*> all = c_.helpers;
     all.push_back(&k);
-    for (const Function* f : all) collect_shared(f->body, f->name);
+    for (const Function* f : all) {
+      collect_shared(f->body, f->name);
+      collect_records(f->body);
+      for (const auto& p : f->params) note_record(p.type);
+      note_record(f->ret);
+    }
     fn_ = k.name;
     for (const auto& p : k.params)
-      if (!p.type.pointer && p.type.lanes != 0) error(p.loc, "vector parameter '" + p.name + "' passed by value (not in this slice)");
+      if (!p.type.pointer && p.type.record != nullptr) error(p.loc, "struct parameter '" + p.name + "' passed by value (not in this slice)");
+      else if (!p.type.pointer && p.type.lanes != 0) error(p.loc, "vector parameter '" + p.name + "' passed by value (not in this slice)");
       else if (!p.type.pointer && small(p.type.scalar)) error(p.loc, std::string(byte(p.type.scalar) ? "8" : "16") + "-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
     for (const auto& p : k.params)
       if (p.type.pointer && modifies(k.body, p.name)) offsets_[p.name] = rename(p.name) + "_off";
@@ -249,6 +268,11 @@ class Emitter {
     if (shuffle_) g << "#extension GL_KHR_shader_subgroup_shuffle : require\n";
     if (shuffle_down_) g << "#extension GL_KHR_shader_subgroup_shuffle_relative : require\n";
     g << "\nlayout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;\n\n";
+    for (const auto& [name, r] : records_) {  // Note [Structs of scalars]
+      g << "struct " << rename(name) << " {";
+      for (const auto& [field, scalar] : r->fields) g << " " << glsl_type(scalar) << " " << rename(field) << ";";
+      g << " };\n";
+    }
     const Function& k = *c_.kernel;
     for (const auto& p : k.params)
       if (p.type.pointer)
@@ -302,6 +326,17 @@ class Emitter {
           << " r = subgroupShuffleDown(v, d);\n  return gl_SubgroupInvocationID + d < gl_SubgroupSize ? r : v;\n}\n";
     g << "\n";
     return g.str();
+  }
+
+  void note_record(const Type& t) {
+    if (t.record == nullptr) return;
+    records_[t.record->name] = t.record;
+    for (const auto& [field, scalar] : t.record->fields)
+      if (is64(scalar)) int64_ = true;
+  }
+  void collect_records(const Stmt& s) {
+    for (const auto& d : s.decls) note_record(d.type);
+    for (const auto& b : s.body) collect_records(b);
   }
 
   // __shared__ variables become globals, one per (function, name) as in CUDA; a name two functions use
@@ -414,6 +449,10 @@ class Emitter {
 
   // The buffer a pointer variable (parameter or view) points into, and its element offset ("" when none).
   bool pointer_of(const Expr& e, std::string* buffer, std::string* offset) {
+    if (e.kind == Expr::Kind::Var && e.type.array && shared_names_.contains(fn_ + "/" + e.name)) {
+      *buffer = var_name(e.name), *offset = "";  // a __shared__ array (a GLSL global) passed to a helper
+      return true;
+    }
     if (e.kind != Expr::Kind::Var || !e.type.pointer) return false;
     if (auto v = views_.find(e.name); v != views_.end()) {
       *buffer = v->second, *offset = rename(e.name) + "_off";
@@ -568,7 +607,7 @@ class Emitter {
         if (small(e.type.scalar) && e.args[0].type.pointer) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
         return ref;
       }
-      case Expr::Kind::Field: return ex(e.args[0]) + "." + e.name;  // Note [Vector types]
+      case Expr::Kind::Field: return ex(e.args[0]) + "." + (e.args[0].type.record != nullptr ? rename(e.name) : e.name);  // Note [Vector types]
       case Expr::Kind::Null:
         error(e.loc, "nullptr outside a test 'p == nullptr' / 'p != nullptr' of a pointer parameter");
         return "0";
@@ -624,6 +663,7 @@ class Emitter {
         return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
       // Note [Vector types]: another element type: the alias of the same binding, at offset * sB / sV.
       const std::string t = stype(e.type);
+      if (e.type.record != nullptr) records_[e.type.record->name] = e.type.record;
       aliases_[buffer].insert(t);
       const std::uint32_t sv = elem_bytes(e.type), sb = elem_bytes(bt->second);
       std::string first;
@@ -888,6 +928,7 @@ class Emitter {
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
   std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type
   std::map<std::string, std::set<std::string>> aliases_;     // buffer -> element types it is also read as
+  std::map<std::string, std::shared_ptr<const Record>> records_;  // structs declared (Note [Structs of scalars])
   std::map<std::string, std::pair<std::string, std::string>> choices_;  // view chosen by ?: -> (its v_sel, the other buffer)
   std::map<std::string, int> forced_;                                  // such views with an arm chosen (0: views_'s buffer)
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])

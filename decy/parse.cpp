@@ -7,6 +7,7 @@
 #include <clang-c/Index.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -154,10 +155,36 @@ class Parser {
         r.scalar = Scalar::Unsupported;
         for (const auto& [n, v] : kVectors)
           if (name == n) r.scalar = v.first, r.lanes = v.second;
+        if (r.lanes == 0 && (r.record = record(ct, name)) != nullptr) r.scalar = Scalar::Record;
         break;
       }
       default: r.scalar = Scalar::Unsupported; break;
     }
+    return r;
+  }
+
+  // A struct whose fields are all 32- or 64-bit scalars (Note [Structs of scalars], glsl.cpp), or null.
+  std::shared_ptr<const Record> record(CXType ct, const std::string& name) {
+    if (auto it = records_.find(name); it != records_.end()) return it->second;
+    auto r = std::make_shared<Record>();
+    r->name = name, r->bytes = static_cast<std::uint32_t>(clang_Type_getSizeOf(ct));
+    std::vector<CXCursor> fields;
+    clang_Type_visitFields(
+        ct, [](CXCursor f, CXClientData d) {
+          static_cast<std::vector<CXCursor>*>(d)->push_back(f);
+          return CXVisit_Continue;
+        },
+        &fields);
+    bool ok = !fields.empty() && !name.empty() && !name.starts_with("__decy_");  // threadIdx's type: member() maps it
+    for (CXCursor f : fields) {
+      const Type t = type_of(clang_getCursorType(f));
+      const bool scalar = t.scalar == Scalar::I32 || t.scalar == Scalar::U32 || t.scalar == Scalar::F32 || t.scalar == Scalar::I64 ||
+                          t.scalar == Scalar::U64;
+      ok = ok && scalar && !t.pointer && !t.array && t.lanes == 0;
+      r->fields.emplace_back(str(clang_getCursorSpelling(f)), t.scalar);
+    }
+    if (!ok) r = nullptr;
+    records_[name] = r;
     return r;
   }
 
@@ -290,8 +317,9 @@ class Parser {
     const auto ops = operands(c);
     const std::string field = str(clang_getCursorSpelling(c));
     if (ops.size() == 1) {
-      if (const Type bt = type_of(clang_getCursorType(ops[0])); bt.lanes != 0 && !bt.pointer && field.size() == 1 &&
-                                                                 std::string("xyzw").find(field) < bt.lanes) {
+      if (const Type bt = type_of(clang_getCursorType(ops[0]));
+          (bt.lanes != 0 && !bt.pointer && field.size() == 1 && std::string("xyzw").find(field) < bt.lanes) ||
+          (bt.record != nullptr && !bt.pointer)) {  // `p->f` has a pointer base: refused below
         Expr e;
         e.kind = Expr::Kind::Field, e.name = field, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
         e.args.push_back(expr(ops[0]));
@@ -599,6 +627,7 @@ class Parser {
   Module& m_;
   CXTranslationUnit tu_;
   Function* current_ = nullptr;
+  std::map<std::string, std::shared_ptr<const Record>> records_;  // by name (null: not a struct of scalars)
 };
 
 Module parse(const std::string& name, const std::string* text, const ParseOptions& options) {
