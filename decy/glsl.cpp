@@ -136,7 +136,7 @@ const std::map<std::string, std::string> kMath = {
 // OpFMul to be correctly rounded, and a `precise` result (SPIR-V NoContraction) forbids fusing them: each is a
 // function whose result is `precise`. __fdiv_rn is the same `precise` a / b, but Vulkan promises only 2.5 ULP
 // for a division (|b| in [2^-126, 2^126]): correctly rounded where the driver's division is (lavapipe's,
-// LLVM's IEEE fdiv: measured in DecyVulkanGpu.RepeatPenalty*), not on every driver. __float2int_rn is
+// LLVM's IEEE fdiv: DecyVulkanGpu.ProjectRepeatPenaltyMatchesTheCpu), not on every driver. __float2int_rn is
 // int(roundEven(x)) (ties to even, as cvt.rni); rintf roundEven; frexpf and ldexpf GLSL's frexp and ldexp
 // (GLSL leaves frexp of an infinity or NaN and an ldexp that overflows undefined).
 const std::map<std::string, std::string> kRounded = {
