@@ -85,6 +85,7 @@ __device__ float frexpf(float, int*);
 // The vector types (Note [Vector types], glsl.cpp) and functions declared so that kernels using them parse;
 // check.cpp rejects those it does not map by name.
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
 struct int4 { int x, y, z, w; };
