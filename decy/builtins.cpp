@@ -66,7 +66,7 @@ __device__ int __float_as_int(float);
 __device__ unsigned int __float_as_uint(float);
 __device__ float __int_as_float(int);
 __device__ float __uint_as_float(unsigned int);
-// Note [Correctly rounded intrinsics] (glsl.cpp): each one rounded operation, never contracted.
+// Note [Correctly rounded intrinsics] (glsl_support.cpp): each one rounded operation, never contracted.
 __device__ float __fadd_rn(float, float);
 __device__ float __fsub_rn(float, float);
 __device__ float __fmul_rn(float, float);
@@ -82,7 +82,7 @@ __device__ void sincosf(float, float*, float*);
 __device__ void __sincosf(float, float*, float*);
 __device__ float frexpf(float, int*);
 
-// The vector types (Note [Vector types], glsl.cpp) and functions declared so that kernels using them parse;
+// The vector types (Note [Vector types], glsl_support.cpp) and functions declared so that kernels using them parse;
 // check.cpp rejects those it does not map by name.
 #define __launch_bounds__(...)
 #define __align__(n) __attribute__((aligned(n)))

@@ -106,7 +106,7 @@ class WgslChecker {
     if (e.kind == Expr::Kind::Builtin && e.name.find("SubgroupSize") != std::string::npos && !o_.subgroups)
       error(e.loc, "warpSize needs subgroups (translate with --subgroups; it is WGSL's subgroup_size)");
     if (e.kind == Expr::Kind::Cast && (e.type.pointer || (!e.args.empty() && e.args[0].type.pointer)))
-      error(e.loc, "reinterpret_cast of a pointer (views with another element type are GLSL-only: Note [Vector types], glsl.cpp)");
+      error(e.loc, "reinterpret_cast of a pointer (views with another element type are GLSL-only: Note [Vector types], glsl_support.cpp)");
     type(e.type, e.loc, "an expression");
     for (std::size_t i = 0; i < e.args.size(); ++i) {
       if (index_operand(e, i) && ring64(e.args[i])) ring_leaves(e.args[i]);

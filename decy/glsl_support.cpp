@@ -136,7 +136,7 @@ const std::map<std::string, std::string> kRounded = {
 // C1 + C2 + C3, C1 of 8 significant bits and C2 of 12, so k * C1 and k * C2 are exact for |k| < 2^12, |x|
 // below ~25700; `precise` keeps the order), then takes sin and cos of the reduced angle.
 const char* const kSincos =
-    "\n// sincosf (Note [sincosf] in decy/glsl.cpp): reduce to [-pi, pi] (Cody-Waite), then sin and cos.\n"
+    "\n// sincosf (Note [sincosf] in decy/glsl_support.cpp): reduce to [-pi, pi] (Cody-Waite), then sin and cos.\n"
     "void decy_sincos(float x, out float s, out float c) {\n"
     "  precise float k = roundEven(x * 0.159154937f);\n"
     "  precise float r = ((x - k * 6.28125f) - k * 0.00193500519f) - k * 3.01991605e-07f;\n"

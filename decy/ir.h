@@ -29,10 +29,10 @@ inline Diagnostic diagnostic(const std::string& file, unsigned line, std::string
 
 // Scalars with a GLSL counterpart. Unsupported: a type decy does not translate (its C spelling in Type::c_name).
 // U16/I16 (CUDA's unsigned short / short: the f16 bits of a KV cache) are 32-bit values in GLSL, stored
-// as 16-bit buffer elements (Note [16-bit values], glsl.cpp); U8/I8 are not in this slice.
+// as 16-bit buffer elements (Note [16-bit values], glsl_support.cpp); U8/I8 the same with 8 bits.
 enum class Scalar { Void, Bool, I32, U32, I64, U64, F32, F64, U16, I16, U8, I8, Record, Unsupported };
 
-// A struct whose fields are 32- and 64-bit scalars (Note [Structs of scalars], glsl.cpp): C's layout is
+// A struct whose fields are 32- and 64-bit scalars (Note [Structs of scalars], glsl_support.cpp): C's layout is
 // std430's, so a buffer of them is a buffer of GLSL structs.
 struct Record {
   std::string name;

@@ -147,7 +147,7 @@ class Parser {
       case CXType_SChar:
       case CXType_Char_S: r.scalar = Scalar::I8; break;
       case CXType_Double: r.scalar = Scalar::F64; break;
-      case CXType_Record: {  // the vector types builtins.cpp declares (Note [Vector types], glsl.cpp)
+      case CXType_Record: {  // the vector types builtins.cpp declares (Note [Vector types], glsl_support.cpp)
         const std::string name = str(clang_getCursorSpelling(clang_getTypeDeclaration(ct)));
         static const std::pair<const char*, std::pair<Scalar, std::uint32_t>> kVectors[] = {
             {"float2", {Scalar::F32, 2}}, {"float4", {Scalar::F32, 4}}, {"int2", {Scalar::I32, 2}},
@@ -163,7 +163,7 @@ class Parser {
     return r;
   }
 
-  // A struct whose fields are all 32- or 64-bit scalars (Note [Structs of scalars], glsl.cpp), or null.
+  // A struct whose fields are all 32- or 64-bit scalars (Note [Structs of scalars], glsl_support.cpp), or null.
   std::shared_ptr<const Record> record(CXType ct, const std::string& name) {
     if (auto it = records_.find(name); it != records_.end()) return it->second;
     auto r = std::make_shared<Record>();
@@ -302,7 +302,7 @@ class Parser {
   }
 
   // reinterpret_cast (or a C cast) of a pointer: to another pointer (a view of the same buffer with another
-  // element type: Note [Vector types], glsl.cpp), or to an integer (the address: alignment tests).
+  // element type: Note [Vector types], glsl_support.cpp), or to an integer (the address: alignment tests).
   Expr reinterpret(CXCursor c, Expr in, const Type& to) {
     if (!in.type.pointer) return unsupported(c, "reinterpret_cast of a value that is not a pointer");
     if (!to.pointer && (to.scalar != Scalar::U64 && to.scalar != Scalar::I64 && to.scalar != Scalar::U32))

@@ -473,7 +473,7 @@ class Emitter {
       case Expr::Kind::Index: return element(e);
       case Expr::Kind::Cast: return std::string(wgsl_type(e.type.scalar)) + "(" + bare(ex(e.args[0])) + ")";
       case Expr::Kind::Field:
-        error(e.loc, "vector member '." + e.name + "' (GLSL only: Note [Vector types], glsl.cpp)");
+        error(e.loc, "vector member '." + e.name + "' (GLSL only: Note [Vector types], glsl_support.cpp)");
         return "0";
       case Expr::Kind::Null:
         error(e.loc, "nullptr test of an optional buffer (GLSL only: Note [Optional buffers], glsl.cpp)");

@@ -91,7 +91,7 @@ extern "C" __global__ void mixed_ops(const unsigned* __restrict__ x, unsigned* _
   z[i] = s * steps;
 }
 
-// 8-bit buffers (Note [16-bit values] in glsl.cpp: u8 / i8 elements, 32-bit values): i8 quants times a
+// 8-bit buffers (Note [16-bit values] in glsl_support.cpp: u8 / i8 elements, 32-bit values): i8 quants times a
 // per-32 scale plus a u8 nibble (two per byte, low first), requantized to i8 by __float2int_rn, and
 // every other byte of w + 17 stored back (wrapping modulo 256 as C's conversion to u8 does).
 extern "C" __global__ void bytes_8bit(const i8* __restrict__ q, const u8* __restrict__ w, const float* __restrict__ d,
@@ -106,7 +106,7 @@ extern "C" __global__ void bytes_8bit(const i8* __restrict__ q, const u8* __rest
   if (i % 2 == 0) wo[i / 2] = static_cast<u8>(b + 17);
 }
 
-// Vector types (Note [Vector types] in glsl.cpp), one thread per row r: the row's sum of squares through
+// Vector types (Note [Vector types] in glsl_support.cpp), one thread per row r: the row's sum of squares through
 // 16-byte loads (reinterpret_cast<const float4*>) when n and the row's address allow, as the prelude's
 // block_sum_squares, else scalar loads; a uint4 buffer read and a make_uint4 written into a u16 buffer as
 // one 16-byte store (8 halves per row), as dequant_f16.cu's each_element.
