@@ -80,8 +80,9 @@ std::string bare(const std::string& t) {
 // where the binding starts at a multiple of the alignment tested (the host binds whole buffers at offset 0,
 // and Vulkan allocations are at least 16-byte aligned on the drivers decy has met: an assumption, stated).
 std::string vec_name(const Type& t) {
-  const char* prefix = t.scalar == Scalar::I32 ? "i" : t.scalar == Scalar::U32 ? "u" : "";
-  return prefix + std::string("vec") + std::to_string(t.lanes);
+  std::string name = t.scalar == Scalar::I32 ? "ivec" : t.scalar == Scalar::U32 ? "uvec" : "vec";
+  name += static_cast<char>('0' + t.lanes);  // 2 or 4
+  return name;
 }
 // Note [Structs of scalars]: a struct whose fields are 32- and 64-bit scalars (sample_ops.cu's
 // TopKCandidate) is a GLSL struct of the same fields, declared before the buffers; with scalar alignment
