@@ -34,6 +34,12 @@ __device__ unsigned int __shfl_xor_sync(unsigned int mask, unsigned int v, int l
 __device__ float __shfl_down_sync(unsigned int mask, float v, unsigned int delta, int width = 32);
 __device__ int __shfl_down_sync(unsigned int mask, int v, unsigned int delta, int width = 32);
 __device__ unsigned int __shfl_down_sync(unsigned int mask, unsigned int v, unsigned int delta, int width = 32);
+__device__ unsigned long long __shfl_xor_sync(unsigned int mask, unsigned long long v, int lane_mask, int width = 32);
+__device__ long long __shfl_xor_sync(unsigned int mask, long long v, int lane_mask, int width = 32);
+__device__ int __syncthreads_or(int predicate);
+__device__ float __shfl_sync(unsigned int mask, float v, int lane, int width = 32);
+__device__ int __shfl_sync(unsigned int mask, int v, int lane, int width = 32);
+__device__ unsigned int __shfl_sync(unsigned int mask, unsigned int v, int lane, int width = 32);
 
 __device__ float expf(float);
 __device__ float __expf(float);
@@ -60,26 +66,44 @@ __device__ int __float_as_int(float);
 __device__ unsigned int __float_as_uint(float);
 __device__ float __int_as_float(int);
 __device__ float __uint_as_float(unsigned int);
+// Note [Correctly rounded intrinsics] (glsl_support.cpp): each one rounded operation, never contracted.
+__device__ float __fadd_rn(float, float);
+__device__ float __fsub_rn(float, float);
+__device__ float __fmul_rn(float, float);
+__device__ float __fdiv_rn(float, float);
+__device__ float __sinf(float);
+__device__ float __cosf(float);
+__device__ float exp2f(float);
+__device__ float rintf(float);
+__device__ float ldexpf(float, int);
+__device__ int __float2int_rn(float);
+// Their pointer arguments must be `&lvalue` (parse.cpp: out parameters).
+__device__ void sincosf(float, float*, float*);
+__device__ void __sincosf(float, float*, float*);
+__device__ float frexpf(float, int*);
 
-// Declared so that kernels using them parse; check.cpp rejects them by name (or their types: structs).
+// The vector types (Note [Vector types], glsl_support.cpp) and functions declared so that kernels using them parse;
+// check.cpp rejects those it does not map by name.
 #define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
 struct float2 { float x, y; };
 struct float4 { float x, y, z, w; };
 struct int4 { int x, y, z, w; };
 struct uint4 { unsigned int x, y, z, w; };
 struct uint2 { unsigned int x, y; };
 struct int2 { int x, y; };
-__device__ void sincosf(float, float*, float*);
-__device__ float __fmul_rn(float, float);
+__device__ float2 make_float2(float, float);
+__device__ float4 make_float4(float, float, float, float);
+__device__ int2 make_int2(int, int);
+__device__ int4 make_int4(int, int, int, int);
+__device__ uint2 make_uint2(unsigned int, unsigned int);
+__device__ uint4 make_uint4(unsigned int, unsigned int, unsigned int, unsigned int);
 __device__ float __ldcs(const float*);
 __device__ float4 __ldcs(const float4*);
 __device__ uint4 __ldcs(const uint4*);
 __device__ unsigned int __ldcs(const unsigned int*);
 __device__ unsigned int atomicMax(unsigned int*, unsigned int);
-__device__ float __shfl_sync(unsigned int mask, float v, int lane, int width = 32);
-__device__ int __shfl_sync(unsigned int mask, int v, int lane, int width = 32);
 __device__ unsigned int __ballot_sync(unsigned int mask, int predicate);
-__device__ int __float2int_rn(float);
 __device__ int __dp4a(int, int, int);
 __device__ float atomicAdd(float*, float);
 __device__ int atomicAdd(int*, int);

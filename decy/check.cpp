@@ -14,9 +14,11 @@ namespace decy {
 namespace {
 
 const std::set<std::string> kBuiltins = {
-    "__syncthreads", "__shfl_xor_sync", "__shfl_down_sync", "expf", "__expf", "logf", "__logf", "sqrtf", "rsqrtf", "fmaxf", "fminf",
+    "__syncthreads", "__syncthreads_or", "__shfl_xor_sync", "__shfl_down_sync", "__shfl_sync", "expf", "__expf", "logf", "__logf", "sqrtf", "rsqrtf", "fmaxf", "fminf",
     "fabsf", "tanhf", "sinf", "cosf", "powf", "floorf", "ceilf", "fmaf", "__fdividef", "min", "max", "__float_as_int",
-    "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16"};
+    "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16", "__fadd_rn", "__fsub_rn",
+    "__fmul_rn", "__fdiv_rn", "__sinf", "__cosf", "exp2f", "rintf", "ldexpf", "__float2int_rn", "sincosf", "__sincosf", "frexpf",
+    "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs"};
 
 bool inside(const Loc& l, const Function& f) { return l.line >= f.loc.line && l.line <= f.end_line && l.file == f.loc.file; }
 
@@ -75,13 +77,12 @@ class Checker {
   }
 
   void type(const Type& t, const Loc& l, const std::string& what) {
-    if (t.scalar == Scalar::Unsupported) error(l, "type '" + t.c_name + "' of " + what + " (not in decy's subset: int, unsigned, 16- and 64-bit integers, float, bool and pointers to them)");
+    if (t.scalar == Scalar::Unsupported) error(l, "type '" + t.c_name + "' of " + what + " (not in decy's subset: int, unsigned, 8-, 16- and 64-bit integers, float, bool and pointers to them)");
     else if (t.scalar == Scalar::F64) error(l, "double in " + what + " (write float: GLSL float64 needs shaderFloat64)");
-    else if (t.scalar == Scalar::U8 || t.scalar == Scalar::I8) error(l, "8-bit type '" + t.c_name + "' of " + what + " (not in this slice)");
   }
 
   void expr(const Expr& e) {
-    if (e.kind == Expr::Kind::Call && (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync")) {
+    if (e.kind == Expr::Kind::Call && (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync" || e.name == "__shfl_sync")) {
       const Expr& mask = e.args.at(0);
       if (mask.kind != Expr::Kind::IntLit || (mask.ival & 0xffffffffu) != 0xffffffffu)
         error(e.loc, e.name + " with a mask other than 0xffffffff (partial-warp shuffles are not in the subset)");

@@ -35,9 +35,18 @@ class WgslChecker {
   // One diagnostic per line and kind for expressions (a u64 index makes several u64 subexpressions).
   void type(const Type& t, const Loc& l, const std::string& what) {
     const bool wide = t.scalar == Scalar::I64 || t.scalar == Scalar::U64, narrow = t.scalar == Scalar::U16 || t.scalar == Scalar::I16;
-    if (what == "an expression" && (wide || narrow) && !seen_.insert(l.file + ":" + std::to_string(l.line) + (wide ? "/64" : "/16")).second) return;
+    const bool bytes = t.scalar == Scalar::U8 || t.scalar == Scalar::I8;
+    if (what == "an expression" && (wide || narrow || bytes) &&
+        !seen_.insert(l.file + ":" + std::to_string(l.line) + (wide ? "/64" : narrow ? "/16" : "/8")).second)
+      return;
+    if (t.scalar == Scalar::Record && seen_.insert(l.file + ":" + std::to_string(l.line) + "/struct").second)
+      error(l, "struct type '" + t.c_name + "' of " + what + " (not in decy's WGSL target: Note [Structs of scalars] is GLSL's)");
+    if (t.lanes != 0 && seen_.insert(l.file + ":" + std::to_string(l.line) + "/vec").second)
+      error(l, "vector type '" + t.c_name + "' of " + what + " (not in decy's WGSL target: Note [Vector types] is GLSL's)");
     if (wide)
       error(l, "64-bit integer type '" + t.c_name + "' of " + what + " (WGSL has no 64-bit integers)");
+    else if (bytes)  // Note [WGSL limits]: packing bytes into u32 words (atomics for stores) is not done
+      error(l, "8-bit integer type '" + t.c_name + "' of " + what + " (WGSL has no 8-bit types: storage buffers hold 32-bit elements)");
     else if (narrow)
       error(l, "16-bit integer type '" + t.c_name + "' of " + what +
                    " (WGSL has no 16-bit types: storage buffers hold 32-bit elements, f16 needs shader-f16)");
@@ -96,6 +105,8 @@ class WgslChecker {
       error(e.loc, e.name + " needs subgroups (translate with --subgroups; the device needs WebGPU's 'subgroups' feature)");
     if (e.kind == Expr::Kind::Builtin && e.name.find("SubgroupSize") != std::string::npos && !o_.subgroups)
       error(e.loc, "warpSize needs subgroups (translate with --subgroups; it is WGSL's subgroup_size)");
+    if (e.kind == Expr::Kind::Cast && (e.type.pointer || (!e.args.empty() && e.args[0].type.pointer)))
+      error(e.loc, "reinterpret_cast of a pointer (views with another element type are GLSL-only: Note [Vector types], glsl_support.cpp)");
     type(e.type, e.loc, "an expression");
     for (std::size_t i = 0; i < e.args.size(); ++i) {
       if (index_operand(e, i) && ring64(e.args[i])) ring_leaves(e.args[i]);

@@ -191,6 +191,135 @@ __global__ void k(const u16* __restrict__ a, u16* __restrict__ b, short* c, int 
   expect_compiles(g, "sixteen");
 }
 
+// Note [16-bit values], 8-bit part: u8 / i8 buffer elements, 32-bit values truncated where C converts.
+TEST(DecyGlsl, EightBitBuffers) {
+  const Glsl g = translate(R"(
+typedef unsigned char u8;
+typedef signed char i8;
+__global__ void k(const u8* __restrict__ w, i8* q, int n) {
+  const int i = threadIdx.x;
+  const int lo = w[i] & 0xF;
+  q[i] = static_cast<i8>(lo * n);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "#extension GL_EXT_shader_8bit_storage : require"));
+  EXPECT_FALSE(contains(g.text, "GL_EXT_shader_16bit_storage"));
+  EXPECT_TRUE(contains(g.text, "restrict readonly buffer decy_buf_w { uint8_t w[]; };"));
+  EXPECT_TRUE(contains(g.text, "buffer decy_buf_q { int8_t q[]; };"));
+  EXPECT_TRUE(contains(g.text, "int lo = int(uint(w[i])) & 15;")) << g.text;
+  EXPECT_TRUE(contains(g.text, "q[i] = int8_t(bitfieldExtract(int(lo * n), 0, 8));")) << g.text;
+  EXPECT_TRUE(contains(g.text, "storageBuffer8BitAccess"));
+  expect_compiles(g, "eight");
+  // __shfl_sync(full mask, v, lane): subgroupShuffle, the lane modulo the subgroup size (CUDA's modulo 32).
+  const Glsl s = translate("__global__ void k(float* y, int l) { y[threadIdx.x] = __shfl_sync(0xffffffffu, y[threadIdx.x], l); }");
+  ASSERT_TRUE(s.errors.empty()) << errors(s);
+  EXPECT_TRUE(contains(s.text, "subgroupShuffle(y[gl_LocalInvocationID.x], uint(l) & (gl_SubgroupSize - 1u))")) << s.text;
+  expect_compiles(s, "shfl_sync");
+}
+
+// Note [Vector types]: float4 / uint4 values and buffers, make_uint4, member access, reinterpret_cast of a
+// buffer pointer to a vector pointer (an alias of the binding, indexed in its elements), an address as the
+// byte offset, __ldcs as a plain load.
+TEST(DecyGlsl, VectorTypesAndBufferAliases) {
+  const Glsl g = translate(R"(
+typedef unsigned long long u64;
+typedef unsigned short u16;
+__global__ void k(const float* __restrict__ x, const uint4* __restrict__ u, u16* __restrict__ h, float* y, int n) {
+  const int i = threadIdx.x;
+  const float* row = x + i * n;
+  if ((reinterpret_cast<u64>(row) & 15) == 0) {
+    const float4 v = reinterpret_cast<const float4*>(row)[1];
+    y[i] = v.x + v.w;
+  }
+  const uint4 w = __ldcs(u + i);
+  *reinterpret_cast<uint4*>(h + i * 8) = make_uint4(w.x, w.y, 0u, w.w);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 0) readonly buffer decy_buf_x { float x[]; };")) << g.text;  // no restrict
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 0) readonly buffer decy_buf_x_vec4 { vec4 x_vec4[]; };"));
+  EXPECT_TRUE(contains(g.text, "restrict readonly buffer decy_buf_u { uvec4 u[]; };"));
+  EXPECT_TRUE(contains(g.text, "layout(std430, set = 0, binding = 2) buffer decy_buf_h_uvec4 { uvec4 h_uvec4[]; };"));
+  EXPECT_TRUE(contains(g.text, "binding 0: x float[] readonly (const float *__restrict x); also read as vec4[]"));
+  EXPECT_TRUE(contains(g.text, "if (((uint64_t(row_off) * 4ul) & 15ul) == 0ul)")) << g.text;
+  EXPECT_TRUE(contains(g.text, "vec4 v = x_vec4[((row_off * 4u) / 16u) + 1u];")) << g.text;
+  EXPECT_TRUE(contains(g.text, "y[i] = (v.x + v.w);"));
+  EXPECT_TRUE(contains(g.text, "uvec4 w = u[(0u + uint(i)) + 0u];")) << g.text;
+  EXPECT_TRUE(contains(g.text, "h_uvec4[(((0u + uint((i * 8))) * 2u) / 16u) + 0u] = uvec4(w.x, w.y, 0u, w.w);")) << g.text;
+  expect_compiles(g, "vectors");
+  // A vector passed by value to a kernel is refused by name.
+  const Glsl v = translate("__global__ void k(float* y, float4 a) {\n  y[0] = a.x;\n}");
+  EXPECT_TRUE(contains(errors(v), "vector parameter 'a' passed by value")) << errors(v);
+}
+
+// Note [Views chosen by ?:]: a view of one of two buffers, loads as ?:, stores as if / else.
+TEST(DecyGlsl, ViewsChosenByConditional) {
+  const Glsl g = translate(R"(
+__global__ void k(float* __restrict__ q, float* __restrict__ k, int n) {
+  const int i = threadIdx.x;
+  const bool is_k = i >= n;
+  float* v = (is_k ? k : q) + 2 * i;
+  const float x = v[0];
+  v[0] = x * 2.0f, v[1] = v[0] + 1.0f;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "bool v_sel = is_k;"));
+  EXPECT_TRUE(contains(g.text, "uint v_off = v_sel ? 0u + uint((2 * i)) : 0u + uint((2 * i));")) << g.text;
+  EXPECT_TRUE(contains(g.text, "float x = v_sel ? k[v_off + 0u] : q[v_off + 0u];")) << g.text;
+  EXPECT_TRUE(contains(g.text, "if (v_sel)\n  {\n    (k[v_off + 0u] = (x * 2.0)) , (k[v_off + 1u] = (k[v_off + 0u] + 1.0));\n  }\n  else\n  {\n"
+                               "    (q[v_off + 0u] = (x * 2.0)) , (q[v_off + 1u] = (q[v_off + 0u] + 1.0));\n  }")) << g.text;
+  expect_compiles(g, "choice");
+  const Glsl bad = translate("__global__ void k(float* q, float* k, int n) {\n  float* v = n > 0 ? k : q;\n  if ((v[0] = 1.0f) > 0.0f) q[1] = 2.0f;\n}");
+  EXPECT_TRUE(contains(errors(bad), "snippet.cu:3: error: a store through 'v' (chosen by ?:) inside an expression")) << errors(bad);
+}
+
+// __syncthreads_or as a barrier and a shared flag; 64-bit xor shuffles as two 32-bit ones.
+TEST(DecyGlsl, SyncthreadsOrAndSixtyFourBitShuffles) {
+  const Glsl g = translate(R"(
+typedef unsigned long long u64;
+__global__ void k(u64* y, int* f) {
+  u64 v = y[threadIdx.x];
+  v = v > __shfl_xor_sync(0xffffffffu, v, 1) ? v : 0;
+  const int any = __syncthreads_or(f[threadIdx.x]);
+  y[threadIdx.x] = v + any;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "(decy_shfl_xor64(uint64_t(v), 1u))")) << g.text;
+  EXPECT_TRUE(contains(g.text, "packUint2x32(uvec2(subgroupShuffleXor(h.x, o), subgroupShuffleXor(h.y, o)))"));
+  EXPECT_TRUE(contains(g.text, "int any = decy_syncthreads_or(f[gl_LocalInvocationID.x]);")) << g.text;
+  EXPECT_TRUE(contains(g.text, "shared uint decy_sync_or;"));
+  expect_compiles(g, "sync_or");
+}
+
+// Note [Structs of scalars]: a GLSL struct, a buffer of them or an alias of one; a __shared__ array passed
+// to a helper's pointer parameter (a global: specialized like a buffer).
+TEST(DecyGlsl, StructsOfScalarsAndSharedArraysForHelpers) {
+  const Glsl g = translate(R"(
+struct Pair { float logit; int id; };
+__device__ void twice(float* s) { s[threadIdx.x] *= 2.0f; }
+__global__ void k(const Pair* __restrict__ in, int* out) {
+  __shared__ float s[64];
+  s[threadIdx.x] = in[threadIdx.x].logit;
+  twice(s);
+  Pair* p = reinterpret_cast<Pair*>(out + 2);
+  p[threadIdx.x].logit = s[threadIdx.x];
+  p[threadIdx.x].id = in[threadIdx.x].id;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "struct Pair { float logit; int id; };"));
+  EXPECT_TRUE(contains(g.text, "restrict readonly buffer decy_buf_decy_in { Pair decy_in[]; };")) << g.text;
+  EXPECT_TRUE(contains(g.text, "binding = 1) buffer decy_buf_decy_out_Pair { Pair decy_out_Pair[]; };"));
+  EXPECT_TRUE(contains(g.text, "void twice_s(uint s_off) {"));
+  EXPECT_TRUE(contains(g.text, "decy_out_Pair[((p_off * 4u) / 8u) + gl_LocalInvocationID.x].id = decy_in[gl_LocalInvocationID.x].id;")) << g.text;
+  expect_compiles(g, "structs");
+  const Glsl v = translate("struct P { float a; };\n__global__ void k(float* y, P p) {\n  y[0] = p.a;\n}");
+  EXPECT_TRUE(contains(errors(v), "struct parameter 'p' passed by value")) << errors(v);
+}
+
 // Note [Signed remainder]: C's % of signed integers, not GLSL's (OpSMod); unsigned % stays %.
 TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   const Glsl g = translate("__global__ void k(int* y, unsigned* u) {\n  y[0] = y[1] % y[2];\n  y[3] %= 3;\n  u[0] = u[1] % u[2];\n}");
@@ -200,6 +329,67 @@ TEST(DecyGlsl, SignedRemainderKeepsCSemantics) {
   EXPECT_TRUE(contains(g.text, "y[3] = decy_srem(y[3], 3);"));
   EXPECT_TRUE(contains(g.text, "u[0] = (u[1] % u[2]);"));
   expect_compiles(g, "srem");
+}
+
+// Note [Correctly rounded intrinsics]: one `precise` operation each (no contraction into an fma), sincosf's
+// out parameters through a range-reduced helper (Note [sincosf]), the other math intrinsics mapped.
+TEST(DecyGlsl, CorrectlyRoundedIntrinsicsAndSincos) {
+  const Glsl g = translate(R"(
+__global__ void k(float* y, int* e, float a, float b) {
+  y[0] = __fsub_rn(__fmul_rn(a, b), __fadd_rn(a, 1.0f));
+  y[1] = __fdiv_rn(a, b);
+  float s, c;
+  sincosf(a, &s, &c);
+  __sincosf(b, &y[2], &y[3]);
+  y[4] = s + c;
+  y[5] = frexpf(a, &e[0]) + ldexpf(b, 3) + exp2f(a) + rintf(b) + __sinf(a) + __cosf(b);
+  e[1] = __float2int_rn(a);
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "float decy_fadd_rn(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a + b;"));
+  EXPECT_TRUE(contains(g.text, "precise float r = a - b;"));
+  EXPECT_TRUE(contains(g.text, "precise float r = a * b;"));
+  EXPECT_TRUE(contains(g.text, "precise float r = a / b;"));
+  EXPECT_TRUE(contains(g.text, "y[0] = decy_fsub_rn(decy_fmul_rn(a, b), decy_fadd_rn(a, 1.0));")) << g.text;
+  EXPECT_TRUE(contains(g.text, "void decy_sincos(float x, out float s, out float c) {"));
+  EXPECT_TRUE(contains(g.text, "decy_sincos(a, s, c);"));
+  EXPECT_TRUE(contains(g.text, "decy_sincos(b, y[2], y[3]);"));
+  EXPECT_TRUE(contains(g.text, "frexp(a, e[0])"));
+  EXPECT_TRUE(contains(g.text, "ldexp(b, 3)"));
+  EXPECT_TRUE(contains(g.text, "roundEven(b)"));
+  EXPECT_TRUE(contains(g.text, "e[1] = int(roundEven(a));"));
+  expect_compiles(g, "rounded");
+  // sincosf's pointer arguments must be &lvalue: a pointer parameter passed on is refused by name.
+  const Glsl bad = translate("__global__ void k(float* y, float a) {\n  sincosf(a, y, y + 1);\n}");
+  EXPECT_TRUE(contains(errors(bad), "snippet.cu:2: error: pointer argument of 'sincosf' that is not '&variable'")) << errors(bad);
+}
+
+// Note [Optional buffers]: `p != nullptr`, `p == nullptr`, `if (p)` on a pointer parameter, also through a
+// helper's pointer parameter, read a push-constant flag after the scalars; the header says which buffer.
+TEST(DecyGlsl, NullptrTestsOfOptionalBuffersArePushConstantFlags) {
+  const Glsl g = translate(R"(
+__device__ float scale(const float* __restrict__ f, int i) { return f != nullptr ? f[i] : 1.0f; }
+__global__ void k(float* y, const float* __restrict__ f, const float* g, int n) {
+  const int i = threadIdx.x;
+  if (g == nullptr) return;
+  if (f) y[i] = g[i];
+  y[i] *= scale(f, i) * n;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  ASSERT_EQ(g.push.size(), 3u);
+  EXPECT_EQ(g.push[1].name, "decy_has_f");
+  EXPECT_EQ(g.push[1].offset, 4u);
+  EXPECT_EQ(g.push[2].name, "decy_has_g");
+  EXPECT_EQ(g.push_bytes, 12u);
+  EXPECT_TRUE(contains(g.text, "//   offset 4: uint decy_has_f (4 bytes): 1 when binding 1 (f) holds data, 0 for CUDA's nullptr")) << g.text;
+  EXPECT_TRUE(contains(g.text, "if (decy_pc.decy_has_g == 0u)"));
+  EXPECT_TRUE(contains(g.text, "if (decy_pc.decy_has_f != 0u)"));
+  EXPECT_TRUE(contains(g.text, "return (decy_pc.decy_has_f != 0u) ? f[f_off + uint(i)] : 1.0;")) << g.text;
+  expect_compiles(g, "optional");
+  const Glsl two = translate("__global__ void k(float* y, float* x) {\n  if (x == y) y[0] = 1.0f;\n}");
+  EXPECT_FALSE(two.errors.empty());
 }
 
 TEST(DecyGlsl, TheOnlyKernelNeedsNoName) {
@@ -225,9 +415,10 @@ const Unsupported kUnsupported[] = {
     {"double", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
     {"asm", "__global__ void k(float* y) {\n  asm(\"exit;\");\n}", 2, "inline PTX asm \"exit;\""},
     {"u16 increment", "__global__ void k(unsigned short* y) {\n  unsigned short h = y[0];\n  h++;\n  y[0] = h;\n}", 3, "on a 16-bit value"},
-    {"8-bit", "__global__ void k(signed char* y) {\n  y[0] = 1;\n}", 1, "8-bit type"},
+    {"u8 increment", "__global__ void k(unsigned char* y) {\n  unsigned char h = y[0];\n  ++h;\n  y[0] = h;\n}", 3, "on an 8-bit value"},
+    {"8-bit scalar parameter", "__global__ void k(float* y, signed char c) {\n  y[0] = c;\n}", 1, "8-bit scalar parameter 'c'"},
     {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
-    {"struct", "struct P { float a; };\n__global__ void k(P* y) {\n  y[0].a = 1.0f;\n}", 2, "type 'P *'"},
+    {"struct with a pointer", "struct P { float* a; };\n__global__ void k(P* y) {\n  y[0].a[0] = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
     {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides in the common type"},
     {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
@@ -408,6 +599,11 @@ const Unsupported kWgslUnsupported[] = {
      "reference parameter 'v' of helper 'bump'"},
     {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides unsigned"},
     {"double (check's)", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
+    {"8-bit buffer", "__global__ void k(float* y,\n                  const unsigned char* w) {\n  y[0] = w[0];\n}", 2, "8-bit integer type"},
+    {"nullptr test", "__global__ void k(float* y, const float* f) {\n  y[0] = 1.0f;\n  if (f != nullptr) y[0] = f[0];\n}", 3, "nullptr test of an optional buffer"},
+    {"__fmul_rn", "__global__ void k(float* y) {\n  y[0] = __fmul_rn(y[1], y[2]);\n}", 2, "call of '__fmul_rn' (no WGSL counterpart"},
+    {"struct buffer", "struct P { float a; };\n__global__ void k(float* y,\n                  const P* p) {\n  y[0] = p[0].a;\n}", 3, "struct type"},
+    {"float4 view", "__global__ void k(float* y, const float* x) {\n  y[0] = reinterpret_cast<const float4*>(x)[0].x;\n}", 2, "reinterpret_cast of a pointer"},
 };
 
 TEST(DecyWgsl, WhatWgslCannotExpressIsNamedWithItsLine) {

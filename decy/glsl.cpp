@@ -7,6 +7,7 @@
 // is gl_SubgroupSize, so code written with warpSize is right for any subgroup size, code that assumes 32
 // needs a subgroup of 32); every operator is parenthesized, every conversion explicit.
 #include "glsl.h"
+#include "glsl_support.h"
 
 #include <cmath>
 #include <cstdio>
@@ -17,65 +18,7 @@
 namespace decy {
 namespace {
 
-const std::set<std::string> kReserved = {
-    "attribute", "const", "uniform", "varying", "buffer", "shared", "coherent", "volatile", "restrict", "readonly", "writeonly",
-    "layout", "centroid", "flat", "smooth", "noperspective", "patch", "sample", "subroutine", "in", "out", "inout", "invariant",
-    "precise", "discard", "lowp", "mediump", "highp", "precision", "struct", "common", "partition", "active", "asm", "class",
-    "union", "enum", "typedef", "template", "this", "resource", "goto", "inline", "noinline", "public", "static", "extern",
-    "external", "interface", "long", "short", "half", "fixed", "unsigned", "superp", "input", "output", "filter", "sizeof",
-    "cast", "namespace", "using", "vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "uvec3", "uvec4", "mat2", "mat3",
-    "mat4", "double", "main", "exp", "log", "sqrt", "inversesqrt", "max", "min", "abs", "tanh", "sin", "cos", "pow", "floor",
-    "ceil", "fma", "barrier", "length", "dot", "mix", "step", "clamp", "sign", "fract", "mod", "distance", "cross", "normalize"};
-
-std::string rename(const std::string& n) {
-  if (kReserved.contains(n) || n.starts_with("gl_") || n.find("__") != std::string::npos || n.starts_with("decy_")) {
-    std::string r = "decy_";
-    for (char ch : n) r += ch == '_' && !r.empty() && r.back() == '_' ? 'u' : ch;
-    return r;
-  }
-  return n;
-}
-
-const char* glsl_type(Scalar s) {
-  switch (s) {
-    case Scalar::Void: return "void";
-    case Scalar::Bool: return "bool";
-    case Scalar::I32: return "int";
-    case Scalar::U32: return "uint";
-    case Scalar::I64: return "int64_t";
-    case Scalar::U64: return "uint64_t";
-    case Scalar::F32: return "float";
-    case Scalar::U16: return "uint";  // Note [16-bit values]
-    case Scalar::I16: return "int";
-    default: return "float /*unsupported*/";
-  }
-}
-// Note [16-bit values]: CUDA's unsigned short / short (the f16 bits of a KV cache) are 32-bit uint/int
-// values in the shader, truncated wherever C converts to them (x & 0xffff, a sign extension), and 16-bit
-// only as storage-buffer elements (GL_EXT_shader_16bit_storage: loads widen, stores narrow). Compound
-// assignments and ++/-- of 16-bit lvalues (whose wrap-around the 32-bit value would miss) are refused.
-bool small(Scalar s) { return s == Scalar::U16 || s == Scalar::I16; }
-const char* storage_type(Scalar s) { return s == Scalar::U16 ? "uint16_t" : s == Scalar::I16 ? "int16_t" : glsl_type(s); }
-// "(a + b)" -> "a + b" where the outer parentheses enclose the whole text (statements, conditions).
-std::string bare(const std::string& t) {
-  if (t.size() < 2 || t.front() != '(' || t.back() != ')') return t;
-  int depth = 0;
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
-    if (depth == 0 && i + 1 < t.size()) return t;
-  }
-  return t.substr(1, t.size() - 2);
-}
-
-std::uint32_t scalar_bytes(Scalar s) { return s == Scalar::I64 || s == Scalar::U64 ? 8 : 4; }
-bool is_int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; }
-
-const std::map<std::string, std::string> kMath = {
-    {"expf", "exp"},   {"__expf", "exp"},   {"logf", "log"},   {"__logf", "log"},     {"sqrtf", "sqrt"}, {"rsqrtf", "inversesqrt"},
-    {"fmaxf", "max"},  {"fminf", "min"},    {"fabsf", "abs"},  {"tanhf", "tanh"},     {"sinf", "sin"},   {"cosf", "cos"},
-    {"powf", "pow"},   {"floorf", "floor"}, {"ceilf", "ceil"}, {"fmaf", "fma"},       {"min", "min"},    {"max", "max"},
-    {"__float_as_int", "floatBitsToInt"}, {"__float_as_uint", "floatBitsToUint"}, {"__int_as_float", "intBitsToFloat"},
-    {"__uint_as_float", "uintBitsToFloat"}};
+using namespace glsl;  // names, types and support functions (glsl_support.h)
 
 class Emitter {
  public:
@@ -87,8 +30,9 @@ class Emitter {
     for (const auto& p : k.params) {
       if (p.type.pointer) {
         buffers_[p.name] = binding++;
-        out_.bindings.push_back({rename(p.name), storage_type(p.type.scalar), p.type.is_const});
-        if (small(p.type.scalar)) storage16_ = true;
+        buffer_types_[rename(p.name)] = p.type;
+        out_.bindings.push_back({rename(p.name), stype(p.type), p.type.is_const});
+        if (small(p.type.scalar)) (byte(p.type.scalar) ? storage8_ : storage16_) = true;
       } else {
         const std::uint32_t sz = scalar_bytes(p.type.scalar);
         out_.push_bytes = (out_.push_bytes + sz - 1) / sz * sz;
@@ -99,21 +43,37 @@ class Emitter {
     }
     std::vector<const Function*> all = c_.helpers;
     all.push_back(&k);
-    for (const Function* f : all) collect_shared(f->body, f->name);
+    for (const Function* f : all) {
+      collect_shared(f->body, f->name);
+      collect_records(f->body);
+      for (const auto& p : f->params) note_record(p.type);
+      note_record(f->ret);
+    }
     fn_ = k.name;
     for (const auto& p : k.params)
-      if (!p.type.pointer && small(p.type.scalar)) error(p.loc, "16-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
+      if (!p.type.pointer && p.type.record != nullptr) error(p.loc, "struct parameter '" + p.name + "' passed by value (not in this slice)");
+      else if (!p.type.pointer && p.type.lanes != 0) error(p.loc, "vector parameter '" + p.name + "' passed by value (not in this slice)");
+      else if (!p.type.pointer && small(p.type.scalar)) error(p.loc, std::string(byte(p.type.scalar) ? "8" : "16") + "-bit scalar parameter '" + p.name + "' (push constants are 32-bit here)");
     for (const auto& p : k.params)
       if (p.type.pointer && modifies(k.body, p.name)) offsets_[p.name] = rename(p.name) + "_off";
 
     std::ostringstream body;
     body << "void main() {\n";
+    const auto flags = [&] {  // Note [Optional buffers]: after the body, which finds them
+      for (const auto& p : k.params)
+        if (p.type.pointer && optional_.contains(rename(p.name))) {
+          out_.push_bytes = (out_.push_bytes + 3) / 4 * 4;
+          out_.push.push_back({"decy_has_" + rename(p.name), "uint", out_.push_bytes, 4});
+          out_.push_bytes += 4;
+        }
+    };
     for (const auto& p : k.params)
       if (!p.type.pointer) body << "  " << glsl_type(p.type.scalar) << " " << rename(p.name) << " = decy_pc." << rename(p.name) << ";\n";
     for (const auto& [name, off] : offsets_) body << "  uint " << off << " = 0u;\n";
     level_ = 1;
     for (const auto& s : k.body.body) body << stmt(s);
     body << "}\n";
+    flags();
     std::string text = body.str();
     for (auto it = helper_texts_.rbegin(); it != helper_texts_.rend(); ++it) text = *it + "\n" + text;
     return header(source) + globals() + text;
@@ -135,12 +95,25 @@ class Emitter {
     for (const auto& p : k.params)
       if (p.type.pointer) {
         h << "//   binding " << b << ": " << out_.bindings[b].name << " " << out_.bindings[b].type << "[] "
-          << (p.type.is_const ? "readonly" : "read-write") << " (" << p.type.c_name << " " << p.name << ")\n";
+          << (p.type.is_const ? "readonly" : "read-write") << " (" << p.type.c_name << " " << p.name << ")";
+        if (const auto a = aliases_.find(out_.bindings[b].name); a != aliases_.end())
+          for (const auto& t : a->second) h << "; also read as " << t << "[] (the same buffer: Note [Vector types])";
+        h << "\n";
         ++b;
       }
     if (b == 0) h << "//   none\n";
-    h << "// Push constants (std430, " << out_.push_bytes << " bytes), the scalar parameters in order:\n";
-    for (const auto& p : out_.push) h << "//   offset " << p.offset << ": " << p.type << " " << p.name << " (" << p.size << " bytes)\n";
+    h << "// Push constants (std430, " << out_.push_bytes << " bytes), the scalar parameters in order"
+      << (optional_.empty() ? "" : ", then a flag per buffer the kernel tests against nullptr") << ":\n";
+    for (const auto& p : out_.push) {
+      h << "//   offset " << p.offset << ": " << p.type << " " << p.name << " (" << p.size << " bytes)";
+      if (p.name.starts_with("decy_has_")) {  // Note [Optional buffers]
+        const std::string buffer = p.name.substr(9);
+        std::size_t b = 0;
+        while (b < out_.bindings.size() && out_.bindings[b].name != buffer) ++b;
+        h << ": 1 when binding " << b << " (" << buffer << ") holds data, 0 for CUDA's nullptr (then bind any buffer there)";
+      }
+      h << "\n";
+    }
     if (out_.push.empty()) h << "//   none\n";
     if (subgroup_) {
       h << "// Subgroups: warp shuffles are subgroup shuffles; warpSize is gl_SubgroupSize. A kernel that assumes a\n"
@@ -148,6 +121,7 @@ class Emitter {
     }
     if (int64_) h << "// 64-bit integers: needs the shaderInt64 device feature.\n";
     if (storage16_) h << "// 16-bit buffer elements: needs the storageBuffer16BitAccess device feature.\n";
+    if (storage8_) h << "// 8-bit buffer elements: needs the storageBuffer8BitAccess device feature (Vulkan 1.2).\n";
     return h.str();
   }
 
@@ -156,44 +130,56 @@ class Emitter {
     g << "#version 450\n";
     if (int64_) g << "#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require\n";
     if (storage16_) g << "#extension GL_EXT_shader_16bit_storage : require\n";
+    if (storage8_) g << "#extension GL_EXT_shader_8bit_storage : require\n";
     if (subgroup_) g << "#extension GL_KHR_shader_subgroup_basic : require\n";
     if (shuffle_) g << "#extension GL_KHR_shader_subgroup_shuffle : require\n";
     if (shuffle_down_) g << "#extension GL_KHR_shader_subgroup_shuffle_relative : require\n";
     g << "\nlayout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;\n\n";
+    for (const auto& [name, r] : records_) {  // Note [Structs of scalars]
+      g << "struct " << rename(name) << " {";
+      for (const auto& [field, scalar] : r->fields) g << " " << glsl_type(scalar) << " " << rename(field) << ";";
+      g << " };\n";
+    }
     const Function& k = *c_.kernel;
     for (const auto& p : k.params)
       if (p.type.pointer)
-        g << "layout(std430, set = 0, binding = " << buffers_.at(p.name) << ") " << (p.type.restrict_ ? "restrict " : "")
-          << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_" << rename(p.name) << " { " << storage_type(p.type.scalar) << " "
-          << rename(p.name) << "[]; };\n";
+      {
+        const std::string name = rename(p.name);
+        const auto alias = aliases_.find(name);
+        g << "layout(std430, set = 0, binding = " << buffers_.at(p.name) << ") " << (p.type.restrict_ && alias == aliases_.end() ? "restrict " : "")
+          << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_" << name << " { " << stype(p.type) << " " << name << "[]; };\n";
+        if (alias != aliases_.end())
+          for (const auto& t : alias->second)  // Note [Vector types]: the same buffer, other elements
+            g << "layout(std430, set = 0, binding = " << buffers_.at(p.name) << ") " << (p.type.is_const ? "readonly " : "") << "buffer decy_buf_"
+              << name << "_" << t << " { " << t << " " << name << "_" << t << "[]; };\n";
+      }
     if (!out_.push.empty()) {
       g << "layout(push_constant) uniform decy_push {";
       for (const auto& p : out_.push) g << " " << p.type << " " << p.name << ";";
       g << " } decy_pc;\n";
     }
-    for (const auto& [s, name] : shared_)
-      g << "shared " << glsl_type(s.type.scalar) << " " << name << (s.type.array ? "[" + std::to_string(s.type.array) + "]" : "") << ";\n";
-    if (workgroup_fn_) g << "\nuvec3 decy_workgroup_size() { return gl_WorkGroupSize; }\n";
-    if (srem32_) g << "\nint decy_srem(int a, int b) { return a - b * (a / b); }  // C's %: the sign of a\n";
-    if (srem64_) g << "\nint64_t decy_srem(int64_t a, int64_t b) { return a - b * (a / b); }\n";
-    if (f16_)
-      g << "\n// f32 -> f16 bits, round to nearest even (as PTX cvt.rn.f16.f32; packHalf2x16 leaves the rounding to the\n"
-        << "// implementation): src/vulkan/shaders/common.glsl's f32_to_f16.\n"
-        << "uint decy_f32_to_f16(float f) {\n"
-        << "  const uint x = floatBitsToUint(f);\n  const uint sign = (x >> 16) & 0x8000u;\n  const uint e = (x >> 23) & 0xffu;\n"
-        << "  uint m = x & 0x7fffffu;\n  if (e == 0xffu) return sign | 0x7c00u | (m != 0u ? 0x200u | (m >> 13) : 0u);\n"
-        << "  const int ne = int(e) - 112;\n  if (ne >= 31) return sign | 0x7c00u;\n  if (ne <= 0) {\n    if (ne < -10) return sign;\n"
-        << "    m |= 0x800000u;\n    const uint shift = uint(14 - ne);\n    uint h = m >> shift;\n"
-        << "    const uint rem = m & ((1u << shift) - 1u), half_ = 1u << (shift - 1u);\n"
-        << "    if (rem > half_ || (rem == half_ && (h & 1u) != 0u)) ++h;\n    return sign | h;\n  }\n"
-        << "  uint h = sign | (uint(ne) << 10) | (m >> 13);\n  const uint rem = m & 0x1fffu;\n"
-        << "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;\n  return h;\n}\n";
-    if (shuffle_down_)
-      for (const char* t : {"float", "int", "uint"})
-        g << "\n" << t << " decy_shfl_down(" << t << " v, uint d) {  // CUDA: lanes past the end keep their value\n  " << t
-          << " r = subgroupShuffleDown(v, d);\n  return gl_SubgroupInvocationID + d < gl_SubgroupSize ? r : v;\n}\n";
+    for (const auto& [s, name] : shared_) {
+      g << "shared " << gtype(s.type) << " " << name;
+      if (s.type.array) g << "[" << s.type.array << "]";
+      g << ";\n";
+    }
+    SupportNeeds needs;
+    needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
+    needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_;
+    g << support_functions(needs);
     g << "\n";
     return g.str();
+  }
+
+  void note_record(const Type& t) {
+    if (t.record == nullptr) return;
+    records_[t.record->name] = t.record;
+    for (const auto& [field, scalar] : t.record->fields)
+      if (is64(scalar)) int64_ = true;
+  }
+  void collect_records(const Stmt& s) {
+    for (const auto& d : s.decls) note_record(d.type);
+    for (const auto& b : s.body) collect_records(b);
   }
 
   // __shared__ variables become globals, one per (function, name) as in CUDA; a name two functions use
@@ -246,12 +232,14 @@ class Emitter {
     emitted_.insert(name);
     auto saved_views = std::move(views_);
     auto saved_offsets = std::move(offsets_);
+    auto saved_choices = std::move(choices_);
+    auto saved_forced = std::move(forced_);
     const int saved_level = level_;
     const std::string saved_fn = fn_;
     fn_ = f.name;
-    views_.clear(), offsets_.clear();
+    views_.clear(), offsets_.clear(), choices_.clear(), forced_.clear();
     std::ostringstream o;
-    o << glsl_type(f.ret.scalar) << " " << name << "(";
+    o << gtype(f.ret) << " " << name << "(";
     std::size_t b = 0;
     for (std::size_t i = 0; i < f.params.size(); ++i) {
       const auto& p = f.params[i];
@@ -260,7 +248,7 @@ class Emitter {
         views_[p.name] = buffers.at(b++);
         o << "uint " << rename(p.name) << "_off";
       } else {
-        o << (p.type.reference && !p.type.is_const ? "inout " : "") << glsl_type(p.type.scalar) << " " << rename(p.name);
+        o << (p.type.reference && !p.type.is_const ? "inout " : "") << gtype(p.type) << " " << rename(p.name);
       }
     }
     o << ") ";
@@ -268,17 +256,19 @@ class Emitter {
     o << stmt(f.body);
     helper_texts_.push_back(o.str());
     views_ = std::move(saved_views), offsets_ = std::move(saved_offsets), level_ = saved_level, fn_ = saved_fn;
+    choices_ = std::move(saved_choices), forced_ = std::move(saved_forced);
     return name;
   }
 
   // A pointer expression (p, p + n, n + p, p - n, nested): the buffer it points into and the offset
   // expression (at least "0u").
   bool pointer_arg(const Expr& e, std::string* buffer, std::string* offset) {
+    if (e.kind == Expr::Kind::Cast && e.type.pointer) return pointer_arg(e.args[0], buffer, offset);  // Note [Vector types]
     if (e.kind == Expr::Kind::Binary && (e.op == "+" || e.op == "-") && e.type.pointer) {
       const bool left = e.args[0].type.pointer;
       if (!left && e.op == "-") return false;
       if (!pointer_arg(e.args[left ? 0 : 1], buffer, offset)) return false;
-      *offset = "(" + *offset + " " + e.op + " " + as_uint(e.args[left ? 1 : 0]) + ")";
+      *offset = "(" + *offset + " " + e.op + " " + in_buffer_units(e.type, *buffer, as_uint(e.args[left ? 1 : 0]), e.loc) + ")";
       return true;
     }
     if (!pointer_of(e, buffer, offset)) return false;
@@ -286,13 +276,34 @@ class Emitter {
     return true;
   }
 
+  // n elements of a pointer to `pointee` as elements of `buffer` (offsets are kept in those: Note [Vector types]).
+  std::string in_buffer_units(const Type& pointee, const std::string& buffer, const std::string& n, const Loc& loc) {
+    const auto bt = buffer_types_.find(buffer);
+    const std::uint32_t sv = elem_bytes(pointee), sb = bt != buffer_types_.end() ? elem_bytes(bt->second) : sv;
+    if (sv == sb) return n;
+    if (sv % sb != 0) {
+      error(loc, "pointer arithmetic on a '" + pointee.c_name + "' in units smaller than its buffer's elements");
+      return n;
+    }
+    return "(" + n + " * " + std::to_string(sv / sb) + "u)";
+  }
+
   std::string indent() const { return std::string(2 * static_cast<std::size_t>(level_), ' '); }
 
   // The buffer a pointer variable (parameter or view) points into, and its element offset ("" when none).
   bool pointer_of(const Expr& e, std::string* buffer, std::string* offset) {
+    if (e.kind == Expr::Kind::Var && e.type.array && shared_names_.contains(fn_ + "/" + e.name)) {
+      *buffer = var_name(e.name), *offset = "";  // a __shared__ array (a GLSL global) passed to a helper
+      return true;
+    }
     if (e.kind != Expr::Kind::Var || !e.type.pointer) return false;
     if (auto v = views_.find(e.name); v != views_.end()) {
       *buffer = v->second, *offset = rename(e.name) + "_off";
+      if (auto c = choices_.find(e.name); c != choices_.end()) {  // Note [Views chosen by ?:]: only with its arm chosen
+        const auto f = forced_.find(e.name);
+        if (f == forced_.end()) return false;
+        if (f->second == 1) *buffer = c->second.second;
+      }
       return true;
     }
     if (!buffers_.contains(e.name)) return false;
@@ -345,9 +356,38 @@ class Emitter {
       subgroup_ = true;
       const bool x = e.name == "__shfl_xor_sync";
       (x ? shuffle_ : shuffle_down_) = true;
+      if (x && is64(e.args.at(1).type.scalar)) {  // two 32-bit shuffles (64-bit ones need shaderSubgroupExtendedTypes)
+        int64_ = shuffle64_ = true;
+        return std::string(e.args[1].type.scalar == Scalar::I64 ? "int64_t(" : "(") + "decy_shfl_xor64(uint64_t(" + bare(ex(e.args[1])) + "), " +
+               as_uint(e.args.at(2)) + "))";
+      }
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
     }
+    if (e.name == "__syncthreads_or") {  // CUDA's barrier (as __syncthreads) and an OR of the block's predicates
+      sync_or_ = true;
+      return "decy_syncthreads_or(" + bare(ex(e.args.at(0))) + ")";
+    }
+    if (e.name == "__shfl_sync") {  // lane srcLane % 32 in CUDA: % gl_SubgroupSize here (the same on a subgroup of 32)
+      subgroup_ = shuffle_ = true;
+      return "subgroupShuffle(" + bare(ex(e.args.at(1))) + ", " + as_uint(e.args.at(2)) + " & (gl_SubgroupSize - 1u))";
+    }
+    if (e.name == "__ldcs") {  // a streaming load: the load (the cache hint has no Vulkan counterpart)
+      Expr load, zero;
+      zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = e.loc;
+      load.kind = Expr::Kind::Index, load.type = e.type, load.loc = e.loc;
+      load.args.push_back(e.args.at(0)), load.args.push_back(zero);
+      return ex(load);
+    }
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
+    if (auto r = kRounded.find(e.name); r != kRounded.end()) {
+      rounded_.insert(e.name);
+      return "decy" + e.name.substr(1) + "(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ")";
+    }
+    if (e.name == "__float2int_rn") return "int(roundEven(" + bare(ex(e.args.at(0))) + "))";
+    if (e.name == "sincosf" || e.name == "__sincosf") {
+      sincos_ = true;
+      return "decy_sincos(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ", " + bare(ex(e.args.at(2))) + ")";
+    }
     if (e.name == "__decy_f16_to_f32") return "unpackHalf2x16(uint(" + bare(ex(e.args.at(0))) + ")).x";  // exact
     if (e.name == "__decy_f32_to_f16") {
       f16_ = true;
@@ -407,10 +447,28 @@ class Emitter {
       case Expr::Kind::Call: return call(e);
       case Expr::Kind::Index: {
         const std::string ref = element(e);
-        if (small(e.type.scalar) && pointer_of(e.args[0], &buffer, &offset)) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
+        if (small(e.type.scalar) && e.args[0].type.pointer) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
         return ref;
       }
+      case Expr::Kind::Field: return ex(e.args[0]) + "." + (e.args[0].type.record != nullptr ? rename(e.name) : e.name);  // Note [Vector types]
+      case Expr::Kind::Null:
+        error(e.loc, "nullptr outside a test 'p == nullptr' / 'p != nullptr' of a pointer parameter");
+        return "0";
       case Expr::Kind::Cast:
+        if (e.type.pointer) {
+          error(e.loc, "a pointer cast used as a value (only indexed, or a view's initializer)");
+          return "0";
+        }
+        if (e.args[0].type.pointer) {  // an address: the byte offset in the binding (Note [Vector types])
+          if (!pointer_arg(e.args[0], &buffer, &offset)) {
+            error(e.loc, "the address of something that is not a parameter's buffer plus an offset");
+            return "0";
+          }
+          const auto bt = buffer_types_.find(buffer);
+          const std::uint32_t sb = bt != buffer_types_.end() ? elem_bytes(bt->second) : 4;
+          if (is64(e.type.scalar)) int64_ = true;
+          return "(" + gtype(e.type) + "(" + bare(offset) + ") * " + std::to_string(sb) + (is64(e.type.scalar) ? "ul)" : "u)");
+        }
         if (is64(e.type.scalar)) {
           int64_ = true;
           // A 64-bit conversion of the workgroup size (a specialization constant) would be an
@@ -422,6 +480,8 @@ class Emitter {
         }
         if (e.type.scalar == Scalar::U16) return "(uint(" + bare(ex(e.args[0])) + ") & 0xffffu)";
         if (e.type.scalar == Scalar::I16) return "bitfieldExtract(int(" + bare(ex(e.args[0])) + "), 0, 16)";
+        if (e.type.scalar == Scalar::U8) return "(uint(" + bare(ex(e.args[0])) + ") & 0xffu)";
+        if (e.type.scalar == Scalar::I8) return "bitfieldExtract(int(" + bare(ex(e.args[0])) + "), 0, 8)";
         return std::string(glsl_type(e.type.scalar)) + "(" + ex(e.args[0]) + ")";
     }
     return "0";
@@ -432,9 +492,27 @@ class Emitter {
     std::string buffer, offset;
     const Expr& i = e.args[1];
     const std::string idx = is64(i.type.scalar) ? "uint(" + ex(i) + ")" : ex(i);
-    if (pointer_of(e.args[0], &buffer, &offset)) {
-      if (small(e.type.scalar)) storage16_ = true;
-      return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
+    const Expr& base = e.args[0];
+    if (base.kind == Expr::Kind::Var && choices_.contains(base.name) && !forced_.contains(base.name)) {  // a load: either buffer
+      std::string arms[2];
+      for (int arm = 0; arm < 2; ++arm) forced_[base.name] = arm, arms[arm] = element(e);
+      forced_.erase(base.name);
+      return "(" + choices_.at(base.name).first + " ? " + arms[0] + " : " + arms[1] + ")";
+    }
+    if (base.type.pointer && (pointer_of(base, &buffer, &offset) || pointer_arg(base, &buffer, &offset))) {
+      if (small(e.type.scalar)) (byte(e.type.scalar) ? storage8_ : storage16_) = true;
+      const auto bt = buffer_types_.find(buffer);
+      if (bt == buffer_types_.end() || stype(bt->second) == stype(e.type))
+        return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
+      // Note [Vector types]: another element type: the alias of the same binding, at offset * sB / sV.
+      const std::string t = stype(e.type);
+      if (e.type.record != nullptr) records_[e.type.record->name] = e.type.record;
+      aliases_[buffer].insert(t);
+      const std::uint32_t sv = elem_bytes(e.type), sb = elem_bytes(bt->second);
+      std::string first;
+      if (!offset.empty() && offset != "0u")
+        first = sb % sv == 0 ? "(" + offset + " * " + std::to_string(sb / sv) + "u)" : "((" + offset + " * " + std::to_string(sb) + "u) / " + std::to_string(sv) + "u)";
+      return buffer + "_" + t + "[" + (first.empty() ? idx : first + " + " + as_uint(i)) + "]";
     }
     if (e.args[0].kind == Expr::Kind::Var && e.args[0].type.array) return var_name(e.args[0].name) + "[" + idx + "]";
     error(e.loc, "indexing something that is not a parameter's buffer, a view or an array");
@@ -442,7 +520,8 @@ class Emitter {
   }
 
   std::string refuse16(const Expr& e) {
-    error(e.loc, "'" + e.op + "' on a 16-bit value (its wrap-around is not kept: Note [16-bit values])");
+    const Scalar s = e.args[0].type.scalar;
+    error(e.loc, "'" + e.op + "' on a" + std::string(byte(s) ? "n 8" : " 16") + "-bit value (its wrap-around is not kept: Note [16-bit values])");
     return "0";
   }
 
@@ -451,17 +530,39 @@ class Emitter {
     return "(" + text + ")";
   }
 
+  // Note [Optional buffers]: `p != nullptr` / `p == nullptr` (also `if (p)`) on a pointer parameter (or a
+  // helper's pointer parameter or a view, which point into one) reads a push constant decy_has_<p>, a uint
+  // after the scalar parameters, one per such buffer in parameter order: 1 when the host binds p's data, 0
+  // for CUDA's nullptr (the host still binds a buffer at p's binding, any one: Vulkan needs a descriptor).
+  std::string null_test(const Expr& e) {
+    const Expr& p = e.args[0].kind == Expr::Kind::Null ? e.args[1] : e.args[0];
+    std::string buffer, offset;
+    if (p.kind == Expr::Kind::Null || !pointer_of(p, &buffer, &offset)) {
+      error(e.loc, "nullptr compared with something that is not a pointer parameter or a view of one");
+      return "false";
+    }
+    optional_.insert(buffer);
+    return "(decy_pc.decy_has_" + buffer + (e.op == "==" ? " == 0u)" : " != 0u)");
+  }
+
   std::string binary(const Expr& e) {
     std::string buffer, offset;
     const Expr &l = e.args[0], &r = e.args[1];
+    if ((e.op == "==" || e.op == "!=") && (l.kind == Expr::Kind::Null || r.kind == Expr::Kind::Null)) return null_test(e);
     if (pointer_of(l, &buffer, &offset)) {
-      if ((e.op == "+=" || e.op == "-=") && !offset.empty()) return "(" + offset + " " + e.op + " " + as_uint(r) + ")";
+      if ((e.op == "+=" || e.op == "-=") && !offset.empty())
+        return "(" + offset + " " + e.op + " " + in_buffer_units(l.type, buffer, as_uint(r), e.loc) + ")";
       error(e.loc, "pointer arithmetic '" + e.op + "' outside p += n, p -= n and a view's initializer");
       return "0";
     }
     const bool compound = e.op.size() >= 2 && e.op.back() == '=' && e.op != "==" && e.op != "!=" && e.op != "<=" && e.op != ">=";
+    if ((compound || e.op == "=") && l.kind == Expr::Kind::Index && l.args[0].kind == Expr::Kind::Var && choices_.contains(l.args[0].name) &&
+        !forced_.contains(l.args[0].name)) {
+      error(e.loc, "a store through '" + l.args[0].name + "' (chosen by ?:) inside an expression (Note [Views chosen by ?:])");
+      return "0";
+    }
     if (small(l.type.scalar) && compound) return refuse16(e);
-    if (small(l.type.scalar) && e.op == "=" && l.kind == Expr::Kind::Index && pointer_of(l.args[0], &buffer, &offset))
+    if (small(l.type.scalar) && e.op == "=" && l.kind == Expr::Kind::Index && l.args[0].type.pointer)
       return "(" + element(l) + " = " + storage_type(l.type.scalar) + "(" + bare(ex(r)) + "))";  // a 16-bit store narrows
     if (compound && e.op != "<<=" && e.op != ">>=" && l.type.scalar != r.type.scalar && !l.type.pointer) {
       if (!is_int(l.type.scalar) || !is_int(r.type.scalar)) {
@@ -510,11 +611,65 @@ class Emitter {
   std::string view(const VarDecl& d) {
     std::string buffer, offset;
     if (!pointer_arg(d.init, &buffer, &offset)) {
+      if (std::string v = choice_view(d); !v.empty()) return v;
       error(d.loc, "pointer variable '" + d.name + "' that is not a parameter's buffer plus an offset");
       return "";
     }
     views_[d.name] = buffer;
     return "uint " + rename(d.name) + "_off = " + bare(offset) + ";";
+  }
+
+  // Note [Views chosen by ?:]: `T* v = (c ? p : q) + n;` with p and q in different buffers (of one element
+  // type) is a view of either: `bool v_sel = c; uint v_off = v_sel ? p's offset : q's;`. A load through v is
+  // `(v_sel ? p[..] : q[..])`; an expression statement that stores through v is emitted twice, under
+  // `if (v_sel)` with every access to v in p's buffer and under `else` in q's (its right side runs once).
+  // A store through v inside a larger expression is refused.
+  static Expr pick_arm(const Expr& e, int arm, Expr* cond, bool* found) {
+    if (e.kind == Expr::Kind::Cond && e.type.pointer) {
+      *cond = e.args[0], *found = true;
+      return e.args[1 + arm];
+    }
+    Expr out = e;
+    if ((e.kind == Expr::Kind::Binary || e.kind == Expr::Kind::Cast) && e.type.pointer)
+      for (auto& a : out.args)
+        if (a.type.pointer) a = pick_arm(a, arm, cond, found);
+    return out;
+  }
+
+  std::string choice_view(const VarDecl& d) {
+    Expr cond;
+    bool found = false;
+    const Expr a = pick_arm(d.init, 0, &cond, &found), b = pick_arm(d.init, 1, &cond, &found);
+    std::string ba, oa, bb, ob;
+    if (!found || side_effects(cond) || !pointer_arg(a, &ba, &oa) || !pointer_arg(b, &bb, &ob)) return "";
+    const auto ta = buffer_types_.find(ba), tb = buffer_types_.find(bb);
+    if (ta == buffer_types_.end() || tb == buffer_types_.end() || stype(ta->second) != stype(tb->second)) {
+      error(d.loc, "pointer variable '" + d.name + "' chosen by ?: between buffers of different element types");
+      return "";
+    }
+    const std::string sel = rename(d.name) + "_sel";
+    views_[d.name] = ba;
+    choices_[d.name] = {sel, bb};
+    return "bool " + sel + " = " + bare(ex(cond)) + ";\n" + indent() + "uint " + rename(d.name) + "_off = " + sel + " ? " + bare(oa) +
+           " : " + bare(ob) + ";";
+  }
+
+  // The view chosen by ?: that an expression statement stores through ("" when none; refused when several).
+  std::string stored_choice(const Expr& e) {
+    std::string found;
+    const auto walk = [&](const auto& self, const Expr& x) -> void {
+      const bool store = x.kind == Expr::Kind::Postfix || (x.kind == Expr::Kind::Unary && (x.op == "++" || x.op == "--")) ||
+                         (x.kind == Expr::Kind::Binary && x.op.back() == '=' && x.op != "==" && x.op != "!=" && x.op != "<=" && x.op != ">=");
+      if (store && x.args[0].kind == Expr::Kind::Index && x.args[0].args[0].kind == Expr::Kind::Var &&
+          choices_.contains(x.args[0].args[0].name)) {
+        const std::string& v = x.args[0].args[0].name;
+        if (!found.empty() && found != v) error(x.loc, "one statement storing through two pointers chosen by ?:");
+        found = v;
+      }
+      for (const auto& a : x.args) self(self, a);
+    };
+    walk(walk, e);
+    return found;
   }
 
   // One declaration statement without indentation or final newline (also a for loop's init); several
@@ -528,7 +683,7 @@ class Emitter {
       if (d.type.pointer) {
         one = view(d);
       } else {
-        one = std::string(glsl_type(d.type.scalar)) + " " + rename(d.name) + (d.type.array ? "[" + std::to_string(d.type.array) + "]" : "");
+        one = gtype(d.type) + " " + rename(d.name) + (d.type.array ? "[" + std::to_string(d.type.array) + "]" : "");
         if (d.has_init) one += " = " + bare(ex(d.init));
         one += ";";
       }
@@ -552,9 +707,18 @@ class Emitter {
         const std::string d = decl(s);
         return d.empty() ? "" : in + d + "\n";
       }
-      case Stmt::Kind::Expr:
+      case Stmt::Kind::Expr: {
         if (s.exprs[0].kind == Expr::Kind::Call && s.exprs[0].name == "__syncthreads") return in + "groupMemoryBarrier();\n" + in + "barrier();\n";
-        return in + bare(ex(s.exprs[0])) + ";\n";
+        const std::string v = stored_choice(s.exprs[0]);
+        if (v.empty()) return in + bare(ex(s.exprs[0])) + ";\n";
+        std::string arms[2];  // Note [Views chosen by ?:]
+        for (int arm = 0; arm < 2; ++arm) {
+          forced_[v] = arm;
+          arms[arm] = in + "  " + bare(ex(s.exprs[0])) + ";\n";
+        }
+        forced_.erase(v);
+        return in + "if (" + choices_.at(v).first + ")\n" + in + "{\n" + arms[0] + in + "}\n" + in + "else\n" + in + "{\n" + arms[1] + in + "}\n";
+      }
       case Stmt::Kind::If:
         o << in << "if (" << bare(ex(s.exprs[0])) << ")\n" << nested(s.body[0]);
         if (s.body.size() > 1) o << in << "else\n" << nested(s.body[1]);
@@ -604,7 +768,16 @@ class Emitter {
   std::set<std::string> emitted_;              // helpers emitted (Note [Helpers with pointer parameters])
   std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
-  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
+  std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
+  std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type
+  std::map<std::string, std::set<std::string>> aliases_;     // buffer -> element types it is also read as
+  std::map<std::string, std::shared_ptr<const Record>> records_;  // structs declared (Note [Structs of scalars])
+  std::map<std::string, std::pair<std::string, std::string>> choices_;  // view chosen by ?: -> (its v_sel, the other buffer)
+  std::map<std::string, int> forced_;                                  // such views with an arm chosen (0: views_'s buffer)
+  std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
+  bool sincos_ = false;
+  bool shuffle64_ = false, sync_or_ = false;
+  bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 // the GLSL code generator (glsl.cpp) prints. Small on purpose: the CUDA subset of docs/DECY.md, nothing more.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,8 +29,16 @@ inline Diagnostic diagnostic(const std::string& file, unsigned line, std::string
 
 // Scalars with a GLSL counterpart. Unsupported: a type decy does not translate (its C spelling in Type::c_name).
 // U16/I16 (CUDA's unsigned short / short: the f16 bits of a KV cache) are 32-bit values in GLSL, stored
-// as 16-bit buffer elements (Note [16-bit values], glsl.cpp); U8/I8 are not in this slice.
-enum class Scalar { Void, Bool, I32, U32, I64, U64, F32, F64, U16, I16, U8, I8, Unsupported };
+// as 16-bit buffer elements (Note [16-bit values], glsl_support.cpp); U8/I8 the same with 8 bits.
+enum class Scalar { Void, Bool, I32, U32, I64, U64, F32, F64, U16, I16, U8, I8, Record, Unsupported };
+
+// A struct whose fields are 32- and 64-bit scalars (Note [Structs of scalars], glsl_support.cpp): C's layout is
+// std430's, so a buffer of them is a buffer of GLSL structs.
+struct Record {
+  std::string name;
+  std::uint32_t bytes = 0;
+  std::vector<std::pair<std::string, Scalar>> fields;
+};
 
 struct Type {
   Scalar scalar = Scalar::Void;
@@ -38,6 +47,8 @@ struct Type {
   bool restrict_ = false;  // __restrict__ pointer -> restrict buffer
   bool reference = false;  // T& parameter of a __device__ helper -> inout
   std::uint64_t array = 0; // T name[array] (local or __shared__)
+  std::uint32_t lanes = 0; // CUDA's vector types: float2/float4, int2/int4, uint2/uint4 (scalar: lanes 2 or 4)
+  std::shared_ptr<const Record> record;  // scalar Record: a struct of scalars
   std::string c_name;      // the C spelling, for diagnostics
 };
 
@@ -55,6 +66,8 @@ struct Expr {
     Call,     // name: a __device__ helper or a CUDA builtin function (args)
     Index,    // args[0][args[1]]
     Cast,     // to type (args[0])
+    Null,     // nullptr (type.pointer): only an operand of == / != against a pointer parameter
+    Field,    // name: x y z w of a vector, or a field of a struct of scalars (args[0])
   };
   Kind kind = Kind::IntLit;
   Type type;

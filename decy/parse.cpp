@@ -7,6 +7,7 @@
 #include <clang-c/Index.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -58,6 +59,8 @@ unsigned offset_of(CXSourceLocation l) {
 
 const std::set<std::string> kBinaryOps = {"+",  "-",  "*",  "/",  "%",  "<<", ">>", "<",  ">",  "<=", ">=",  "==",  "!=", "&", "|",
                                           "^",  "&&", "||", "=",  "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", ","};
+// The builtins whose pointer parameters are out parameters: their `&x` arguments are passed as the lvalue x.
+const std::set<std::string> kOutParams = {"sincosf", "__sincosf", "frexpf"};
 const std::set<std::string> kPrefixOps = {"-", "+", "!", "~", "++", "--", "*", "&"};
 
 class Parser {
@@ -144,8 +147,44 @@ class Parser {
       case CXType_SChar:
       case CXType_Char_S: r.scalar = Scalar::I8; break;
       case CXType_Double: r.scalar = Scalar::F64; break;
+      case CXType_Record: {  // the vector types builtins.cpp declares (Note [Vector types], glsl_support.cpp)
+        const std::string name = str(clang_getCursorSpelling(clang_getTypeDeclaration(ct)));
+        static const std::pair<const char*, std::pair<Scalar, std::uint32_t>> kVectors[] = {
+            {"float2", {Scalar::F32, 2}}, {"float4", {Scalar::F32, 4}}, {"int2", {Scalar::I32, 2}},
+            {"int4", {Scalar::I32, 4}},   {"uint2", {Scalar::U32, 2}},  {"uint4", {Scalar::U32, 4}}};
+        r.scalar = Scalar::Unsupported;
+        for (const auto& [n, v] : kVectors)
+          if (name == n) r.scalar = v.first, r.lanes = v.second;
+        if (r.lanes == 0 && (r.record = record(ct, name)) != nullptr) r.scalar = Scalar::Record;
+        break;
+      }
       default: r.scalar = Scalar::Unsupported; break;
     }
+    return r;
+  }
+
+  // A struct whose fields are all 32- or 64-bit scalars (Note [Structs of scalars], glsl_support.cpp), or null.
+  std::shared_ptr<const Record> record(CXType ct, const std::string& name) {
+    if (auto it = records_.find(name); it != records_.end()) return it->second;
+    auto r = std::make_shared<Record>();
+    r->name = name, r->bytes = static_cast<std::uint32_t>(clang_Type_getSizeOf(ct));
+    std::vector<CXCursor> fields;
+    clang_Type_visitFields(
+        ct, [](CXCursor f, CXClientData d) {
+          static_cast<std::vector<CXCursor>*>(d)->push_back(f);
+          return CXVisit_Continue;
+        },
+        &fields);
+    bool ok = !fields.empty() && !name.empty() && !name.starts_with("__decy_");  // threadIdx's type: member() maps it
+    for (CXCursor f : fields) {
+      const Type t = type_of(clang_getCursorType(f));
+      const bool scalar = t.scalar == Scalar::I32 || t.scalar == Scalar::U32 || t.scalar == Scalar::F32 || t.scalar == Scalar::I64 ||
+                          t.scalar == Scalar::U64;
+      ok = ok && scalar && !t.pointer && !t.array && t.lanes == 0;
+      r->fields.emplace_back(str(clang_getCursorSpelling(f)), t.scalar);
+    }
+    if (!ok) r = nullptr;
+    records_[name] = r;
     return r;
   }
 
@@ -203,6 +242,14 @@ class Parser {
 
   // An implicit conversion (libclang's UnexposedExpr over one operand) to `to`.
   Expr convert(Expr in, const Type& to) {
+    if (in.type.pointer && !to.pointer && !to.array && to.scalar == Scalar::Bool) {  // if (p): p != nullptr
+      Expr null;
+      null.kind = Expr::Kind::Null, null.type = in.type, null.loc = in.loc;
+      Expr e;
+      e.kind = Expr::Kind::Binary, e.op = "!=", e.type = to, e.loc = in.loc;
+      e.args.push_back(std::move(in)), e.args.push_back(std::move(null));
+      return e;
+    }
     if (to.pointer || to.array || in.type.pointer || in.type.array || to.scalar == in.type.scalar) return in;
     if (in.kind == Expr::Kind::FloatLit && (to.scalar == Scalar::F32 || to.scalar == Scalar::F64)) {
       in.type = to;
@@ -254,10 +301,30 @@ class Parser {
     return unsupported(c, "global variable '" + name + "' (__device__/__constant__ globals are not in the subset)");
   }
 
+  // reinterpret_cast (or a C cast) of a pointer: to another pointer (a view of the same buffer with another
+  // element type: Note [Vector types], glsl_support.cpp), or to an integer (the address: alignment tests).
+  Expr reinterpret(CXCursor c, Expr in, const Type& to) {
+    if (!in.type.pointer) return unsupported(c, "reinterpret_cast of a value that is not a pointer");
+    if (!to.pointer && (to.scalar != Scalar::U64 && to.scalar != Scalar::I64 && to.scalar != Scalar::U32))
+      return unsupported(c, "reinterpret_cast of a pointer to '" + to.c_name + "'");
+    Expr e;
+    e.kind = Expr::Kind::Cast, e.type = to, e.loc = loc(c);
+    e.args.push_back(std::move(in));
+    return e;
+  }
+
   Expr member(CXCursor c) {
     const auto ops = operands(c);
     const std::string field = str(clang_getCursorSpelling(c));
     if (ops.size() == 1) {
+      if (const Type bt = type_of(clang_getCursorType(ops[0]));
+          (bt.lanes != 0 && !bt.pointer && field.size() == 1 && std::string("xyzw").find(field) < bt.lanes) ||
+          (bt.record != nullptr && !bt.pointer)) {  // `p->f` has a pointer base: refused below
+        Expr e;
+        e.kind = Expr::Kind::Field, e.name = field, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+        e.args.push_back(expr(ops[0]));
+        return e;
+      }
       const CXCursor base = strip(ops[0]);
       const std::string name = str(clang_getCursorSpelling(base));
       static const std::pair<const char*, const char*> kIndex[] = {
@@ -276,6 +343,15 @@ class Parser {
     const CXCursor callee = clang_getCursorReferenced(c);
     Expr e;
     e.kind = Expr::Kind::Call, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_Constructor && e.type.lanes != 0) {
+      const auto ops = operands(c);  // a vector's copy (`const float4 v = x4[i];`): the value
+      if (ops.size() == 1) return convert(expr(ops[0]), e.type);
+    }
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_CXXMethod && e.type.lanes != 0 &&
+        str(clang_getCursorSpelling(callee)) == "operator=" && clang_Cursor_getNumArguments(c) == 2) {  // a vector's assignment
+      Expr lhs = expr(clang_Cursor_getArgument(c, 0)), rhs = expr(clang_Cursor_getArgument(c, 1));
+      return node(Expr::Kind::Binary, c, "=", {std::move(lhs), std::move(rhs)});
+    }
     if (clang_Cursor_isNull(callee) || clang_getCursorKind(callee) != CXCursor_FunctionDecl)
       return unsupported(c, "call of something that is not a named function");
     e.name = str(clang_getCursorSpelling(callee));
@@ -287,6 +363,16 @@ class Parser {
           e.args.push_back(*k);
           continue;
         }
+      }
+      if (kOutParams.contains(e.name) && clang_getCursorType(a).kind == CXType_Pointer) {  // sincosf(x, &s, &c): s, c
+        const CXCursor u = strip(a);
+        const auto t = tokens(u);
+        if (clang_getCursorKind(u) != CXCursor_UnaryOperator || t.empty() || t.front() != "&") {
+          e.args.push_back(unsupported(a, "pointer argument of '" + e.name + "' that is not '&variable' or '&array[i]'"));
+          continue;
+        }
+        e.args.push_back(expr(operands(u).at(0)));
+        continue;
       }
       e.args.push_back(expr(a));
     }
@@ -323,7 +409,10 @@ class Parser {
         if (ops.empty()) return unsupported(c, "an empty cast");
         Expr in = expr(ops.back());
         const Type to = type_of(clang_getCursorType(c));
-        if (to.pointer || in.type.pointer) return unsupported(c, "a pointer cast");
+        if (to.pointer || in.type.pointer) {
+          if (kind == CXCursor_CStyleCastExpr) return reinterpret(c, std::move(in), to);
+          return unsupported(c, "a pointer cast");
+        }
         return convert(std::move(in), to);
       }
       case CXCursor_InitListExpr: {  // T{x} or T{} of a scalar (u16{0}); aggregates are not in the subset
@@ -335,11 +424,15 @@ class Parser {
         return convert(zero, t);
       }
       case CXCursor_CXXReinterpretCastExpr:
-        return unsupported(c, "reinterpret_cast");
+        if (ops.empty()) return unsupported(c, "an empty cast");
+        return reinterpret(c, expr(ops.back()), type_of(clang_getCursorType(c)));
       case CXCursor_CXXConstCastExpr:
         return unsupported(c, "const_cast");
-      case CXCursor_CXXNullPtrLiteralExpr:
-        return unsupported(c, "nullptr (pointer comparisons are not in the subset)");
+      case CXCursor_CXXNullPtrLiteralExpr: {  // only `p == nullptr` / `p != nullptr` (Note [Optional buffers], glsl.cpp)
+        Expr e;
+        e.kind = Expr::Kind::Null, e.loc = loc(c), e.type.pointer = true, e.type.c_name = "nullptr";
+        return e;
+      }
       case CXCursor_DeclRefExpr:
         return decl_ref(c);
       case CXCursor_MemberRefExpr:
@@ -534,6 +627,7 @@ class Parser {
   Module& m_;
   CXTranslationUnit tu_;
   Function* current_ = nullptr;
+  std::map<std::string, std::shared_ptr<const Record>> records_;  // by name (null: not a struct of scalars)
 };
 
 Module parse(const std::string& name, const std::string* text, const ParseOptions& options) {

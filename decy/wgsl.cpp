@@ -472,6 +472,12 @@ class Emitter {
       case Expr::Kind::Call: return call(e);
       case Expr::Kind::Index: return element(e);
       case Expr::Kind::Cast: return std::string(wgsl_type(e.type.scalar)) + "(" + bare(ex(e.args[0])) + ")";
+      case Expr::Kind::Field:
+        error(e.loc, "vector member '." + e.name + "' (GLSL only: Note [Vector types], glsl_support.cpp)");
+        return "0";
+      case Expr::Kind::Null:
+        error(e.loc, "nullptr test of an optional buffer (GLSL only: Note [Optional buffers], glsl.cpp)");
+        return "0";
     }
     error(e.loc, "'" + e.op + "' inside an expression (WGSL has assignments and ++/-- only as statements)");
     return "0";

@@ -90,3 +90,52 @@ extern "C" __global__ void mixed_ops(const unsigned* __restrict__ x, unsigned* _
   s >>= 8;  // |s * steps| < 2^31
   z[i] = s * steps;
 }
+
+// 8-bit buffers (Note [16-bit values] in glsl_support.cpp: u8 / i8 elements, 32-bit values): i8 quants times a
+// per-32 scale plus a u8 nibble (two per byte, low first), requantized to i8 by __float2int_rn, and
+// every other byte of w + 17 stored back (wrapping modulo 256 as C's conversion to u8 does).
+extern "C" __global__ void bytes_8bit(const i8* __restrict__ q, const u8* __restrict__ w, const float* __restrict__ d,
+                                      float* __restrict__ out, i8* __restrict__ qo, u8* __restrict__ wo, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n) return;
+  const u8 b = w[i / 2];
+  const int nib = i % 2 == 0 ? b & 0xF : b >> 4;
+  const float v = d[i / 32] * static_cast<float>(q[i]) + static_cast<float>(nib);
+  out[i] = v;
+  qo[i] = static_cast<i8>(max(-128, min(127, __float2int_rn(v * 3.0f))));
+  if (i % 2 == 0) wo[i / 2] = static_cast<u8>(b + 17);
+}
+
+// Vector types (Note [Vector types] in glsl_support.cpp), one thread per row r: the row's sum of squares through
+// 16-byte loads (reinterpret_cast<const float4*>) when n and the row's address allow, as the prelude's
+// block_sum_squares, else scalar loads; a uint4 buffer read and a make_uint4 written into a u16 buffer as
+// one 16-byte store (8 halves per row), as dequant_f16.cu's each_element.
+extern "C" __global__ void vectors(const float* __restrict__ x, const uint4* __restrict__ u, float* __restrict__ sums,
+                                   u16* __restrict__ h, int rows, int n) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= rows) return;
+  const float* row = x + r * n;
+  float ss = 0.0f;
+  if ((n & 3) == 0 && (reinterpret_cast<u64>(row) & 15) == 0) {
+    const float4* row4 = reinterpret_cast<const float4*>(row);
+    for (int i = 0; i < n / 4; ++i) {
+      const float4 v = row4[i];
+      ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+    }
+  } else {
+    for (int i = 0; i < n; ++i) ss += row[i] * row[i];
+  }
+  sums[r] = ss;
+  const uint4 w = u[r];
+  *reinterpret_cast<uint4*>(h + static_cast<u64>(r) * 8) = make_uint4(w.y, w.x, w.w ^ w.z, w.z + 1u);
+}
+
+// __syncthreads_or, twice in a row (the second call must not see the first's result): per block, whether
+// any thread's value is negative, and whether the block holds index n + 1.
+extern "C" __global__ void block_any(const float* __restrict__ x, int n, int* __restrict__ out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  const int neg = i < n && x[i] < 0.0f;
+  const int any = __syncthreads_or(neg);
+  const int past = __syncthreads_or(i == n + 1);
+  if (threadIdx.x == 0) out[2 * blockIdx.x] = any, out[2 * blockIdx.x + 1] = past;
+}

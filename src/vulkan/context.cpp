@@ -74,11 +74,13 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
   a.vkGetPhysicalDeviceProperties2(pd, &props);
 
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
   VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
   VkPhysicalDeviceShaderIntegerDotProductFeatures idot{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_INTEGER_DOT_PRODUCT_FEATURES};
   VkPhysicalDeviceFeatures2 feats{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   void** tail = &feats.pNext;
   *tail = &s16, tail = &s16.pNext;
+  if (v >= VK_API_VERSION_1_2) *tail = &s8, tail = &s8.pNext;  // core in 1.2 (decy's u8 / i8 buffers)
   if (v >= VK_API_VERSION_1_2 || has_extension(exts, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME)) *tail = &f16, tail = &f16.pNext;
   const bool idot_ext = v >= VK_API_VERSION_1_3 || has_extension(exts, VK_KHR_SHADER_INTEGER_DOT_PRODUCT_EXTENSION_NAME);
   if (idot_ext) *tail = &idot, tail = &idot.pNext;
@@ -106,6 +108,7 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) != 0 &&
                           (sub.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT) != 0;
   d.storage_16bit = s16.storageBuffer16BitAccess == VK_TRUE;
+  d.storage_8bit = v >= VK_API_VERSION_1_2 && s8.storageBuffer8BitAccess == VK_TRUE;
   d.int64 = feats.features.shaderInt64 == VK_TRUE;
   d.float16 = f16.shaderFloat16 == VK_TRUE;
   d.integer_dot_product = idot_ext && idot.shaderIntegerDotProduct == VK_TRUE;
@@ -147,7 +150,7 @@ std::string DeviceInfo::describe() const {
   std::string heap_text;
   for (const MemoryHeap& h : heaps) heap_text += strcat(heap_text.empty() ? "" : " + ", gib(h.bytes), h.device_local ? " device-local" : " host");
   return strcat(name, " (", type, ", Vulkan ", version_string(api_version), ", driver ", driver, ", subgroup ", subgroup_size,
-                subgroup_arithmetic ? " with arithmetic" : " without arithmetic", ", 16-bit storage ", yes(storage_16bit),
+                subgroup_arithmetic ? " with arithmetic" : " without arithmetic", ", 16-bit storage ", yes(storage_16bit), ", 8-bit storage ", yes(storage_8bit),
                 ", float16 ", yes(float16), ", integer dot product ", yes(integer_dot_product), ", cooperative matrix ",
                 yes(cooperative_matrix), coopmat_shapes.empty() ? "" : strcat(" (NV f16: ", coopmat_shapes, ")"), ", max storage buffer ", gib(max_storage_buffer_range), ", heaps ", heap_text, ")");
 }
@@ -241,6 +244,12 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
     s16.storageBuffer16BitAccess = VK_TRUE;
     s16.pNext = const_cast<void*>(ci.pNext);
     ci.pNext = &s16;
+  }
+  VkPhysicalDevice8BitStorageFeatures s8{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES};
+  if (info_.storage_8bit) {  // and u8 / i8 ones
+    s8.storageBuffer8BitAccess = VK_TRUE;
+    s8.pNext = const_cast<void*>(ci.pNext);
+    ci.pNext = &s8;
   }
   check(a.vkCreateDevice(physical_, &ci, nullptr, &device_), "vkCreateDevice");
   coopmat_enabled_ = coopmat_gemm_;

@@ -36,6 +36,7 @@ struct DeviceInfo {
   std::uint32_t subgroup_size = 0;
   bool subgroup_arithmetic = false;  // subgroupAdd in compute shaders (else the shared-memory reductions)
   bool storage_16bit = false;        // storageBuffer16BitAccess
+  bool storage_8bit = false;         // storageBuffer8BitAccess (Vulkan 1.2; enabled on the VkDevice when present)
   bool int64 = false;                // shaderInt64 (enabled on the VkDevice when present)
   bool float16 = false;              // shaderFloat16
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product (or 1.3) and its feature

@@ -1,0 +1,182 @@
+// GLSL names, types and the support functions a generated shader may need (glsl_support.h); the notes on
+// how CUDA's types and intrinsics map live beside their code here, glsl.cpp cites them.
+#include "glsl_support.h"
+
+#include <sstream>
+
+namespace decy::glsl {
+
+const std::set<std::string> kReserved = {
+    "attribute", "const", "uniform", "varying", "buffer", "shared", "coherent", "volatile", "restrict", "readonly", "writeonly",
+    "layout", "centroid", "flat", "smooth", "noperspective", "patch", "sample", "subroutine", "in", "out", "inout", "invariant",
+    "precise", "discard", "lowp", "mediump", "highp", "precision", "struct", "common", "partition", "active", "asm", "class",
+    "union", "enum", "typedef", "template", "this", "resource", "goto", "inline", "noinline", "public", "static", "extern",
+    "external", "interface", "long", "short", "half", "fixed", "unsigned", "superp", "input", "output", "filter", "sizeof",
+    "cast", "namespace", "using", "vec2", "vec3", "vec4", "ivec2", "ivec3", "ivec4", "uvec2", "uvec3", "uvec4", "mat2", "mat3",
+    "mat4", "double", "main", "exp", "log", "sqrt", "inversesqrt", "max", "min", "abs", "tanh", "sin", "cos", "pow", "floor",
+    "ceil", "fma", "barrier", "length", "dot", "mix", "step", "clamp", "sign", "fract", "mod", "distance", "cross", "normalize"};
+
+std::string rename(const std::string& n) {
+  if (kReserved.contains(n) || n.starts_with("gl_") || n.find("__") != std::string::npos || n.starts_with("decy_")) {
+    std::string r = "decy_";
+    for (char ch : n) r += ch == '_' && !r.empty() && r.back() == '_' ? 'u' : ch;
+    return r;
+  }
+  return n;
+}
+
+const char* glsl_type(Scalar s) {
+  switch (s) {
+    case Scalar::Void: return "void";
+    case Scalar::Bool: return "bool";
+    case Scalar::I32: return "int";
+    case Scalar::U32: return "uint";
+    case Scalar::I64: return "int64_t";
+    case Scalar::U64: return "uint64_t";
+    case Scalar::F32: return "float";
+    case Scalar::U16: return "uint";  // Note [16-bit values]
+    case Scalar::I16: return "int";
+    case Scalar::U8: return "uint";
+    case Scalar::I8: return "int";
+    default: return "float /*unsupported*/";
+  }
+}
+// Note [16-bit values]: CUDA's unsigned short / short (the f16 bits of a KV cache) are 32-bit uint/int
+// values in the shader, truncated wherever C converts to them (x & 0xffff, a sign extension), and 16-bit
+// only as storage-buffer elements (GL_EXT_shader_16bit_storage: loads widen, stores narrow). Compound
+// assignments and ++/-- of 16-bit lvalues (whose wrap-around the 32-bit value would miss) are refused.
+// The 8-bit types (u8 / i8: quantized weights, q8 activations, fp8) are the same with 8 bits:
+// uint8_t / int8_t buffer elements (GL_EXT_shader_8bit_storage, the storageBuffer8BitAccess feature),
+// 32-bit values truncated by & 0xff or an 8-bit sign extension.
+bool small(Scalar s) { return s == Scalar::U16 || s == Scalar::I16 || s == Scalar::U8 || s == Scalar::I8; }
+bool byte(Scalar s) { return s == Scalar::U8 || s == Scalar::I8; }
+const char* storage_type(Scalar s) {
+  switch (s) {
+    case Scalar::U16: return "uint16_t";
+    case Scalar::I16: return "int16_t";
+    case Scalar::U8: return "uint8_t";
+    case Scalar::I8: return "int8_t";
+    default: return glsl_type(s);
+  }
+}
+// "(a + b)" -> "a + b" where the outer parentheses enclose the whole text (statements, conditions).
+std::string bare(const std::string& t) {
+  if (t.size() < 2 || t.front() != '(' || t.back() != ')') return t;
+  int depth = 0;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    depth += t[i] == '(' ? 1 : t[i] == ')' ? -1 : 0;
+    if (depth == 0 && i + 1 < t.size()) return t;
+  }
+  return t.substr(1, t.size() - 2);
+}
+
+// Note [Vector types]: CUDA's float2/float4, int2/int4, uint2/uint4 are GLSL's vec2/vec4, ivec, uvec
+// (members .x .y .z .w, make_float4(...) -> vec4(...)). A pointer of another element type into a buffer -
+// `reinterpret_cast<const float4*>(x)`, `*reinterpret_cast<const u16*>(b)` on a u8 buffer - reads and writes
+// the buffer through an alias: a second block at the same binding whose elements are the new type
+// (`vec4 x_vec4[]`, 16-byte loads as in CUDA), indexed by the view's byte offset / the new element size (CUDA
+// requires that alignment too). A buffer with an alias is not `restrict`. A pointer cast to an integer
+// (`reinterpret_cast<u64>(x) & 15`, an alignment test) is the pointer's byte offset in its binding: right
+// where the binding starts at a multiple of the alignment tested (the host binds whole buffers at offset 0,
+// and Vulkan allocations are at least 16-byte aligned on the drivers decy has met: an assumption, stated).
+std::string vec_name(const Type& t) {
+  std::string name = t.scalar == Scalar::I32 ? "ivec" : t.scalar == Scalar::U32 ? "uvec" : "vec";
+  name += static_cast<char>('0' + t.lanes);  // 2 or 4
+  return name;
+}
+// Note [Structs of scalars]: a struct whose fields are 32- and 64-bit scalars (sample_ops.cu's
+// TopKCandidate) is a GLSL struct of the same fields, declared before the buffers; with scalar alignment
+// only, C's layout and std430's agree (each field at a multiple of its size, the struct's size a multiple
+// of its largest). A buffer of them is a buffer of GLSL structs, also as an alias (Note [Vector types]:
+// `reinterpret_cast<TopKCandidate*>(result + 2)` on an int buffer); `.field` is the same. Structs with
+// pointers, arrays or vectors inside, and structs passed by value to a kernel, are refused.
+std::string gtype(const Type& t) {
+  if (t.record != nullptr) return rename(t.record->name);
+  return t.lanes != 0 ? vec_name(t) : glsl_type(t.scalar);
+}
+std::string stype(const Type& t) {
+  if (t.record != nullptr) return rename(t.record->name);
+  return t.lanes != 0 ? vec_name(t) : storage_type(t.scalar);
+}
+std::uint32_t elem_bytes(const Type& t) {
+  if (t.record != nullptr) return t.record->bytes;
+  if (t.lanes != 0) return 4 * t.lanes;
+  switch (t.scalar) {
+    case Scalar::U8: case Scalar::I8: return 1;
+    case Scalar::U16: case Scalar::I16: return 2;
+    case Scalar::U64: case Scalar::I64: return 8;
+    default: return 4;
+  }
+}
+
+std::uint32_t scalar_bytes(Scalar s) { return s == Scalar::I64 || s == Scalar::U64 ? 8 : 4; }
+bool is_int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; }
+
+const std::map<std::string, std::string> kMath = {
+    {"expf", "exp"},   {"__expf", "exp"},   {"logf", "log"},   {"__logf", "log"},     {"sqrtf", "sqrt"}, {"rsqrtf", "inversesqrt"},
+    {"fmaxf", "max"},  {"fminf", "min"},    {"fabsf", "abs"},  {"tanhf", "tanh"},     {"sinf", "sin"},   {"cosf", "cos"},
+    {"powf", "pow"},   {"floorf", "floor"}, {"ceilf", "ceil"}, {"fmaf", "fma"},       {"min", "min"},    {"max", "max"},
+    {"__float_as_int", "floatBitsToInt"}, {"__float_as_uint", "floatBitsToUint"}, {"__int_as_float", "intBitsToFloat"},
+    {"__uint_as_float", "uintBitsToFloat"}, {"make_float2", "vec2"}, {"make_float4", "vec4"}, {"make_int2", "ivec2"},
+    {"make_int4", "ivec4"}, {"make_uint2", "uvec2"}, {"make_uint4", "uvec4"}, {"__sinf", "sin"}, {"__cosf", "cos"}, {"exp2f", "exp2"}, {"rintf", "roundEven"},
+    {"ldexpf", "ldexp"}, {"frexpf", "frexp"}};
+
+// Note [Correctly rounded intrinsics]: CUDA's __fadd_rn / __fsub_rn / __fmul_rn are one IEEE operation each,
+// rounded to nearest even and never contracted into a fused multiply-add. Vulkan requires OpFAdd, OpFSub and
+// OpFMul to be correctly rounded, and a `precise` result (SPIR-V NoContraction) forbids fusing them: each is a
+// function whose result is `precise`. __fdiv_rn is the same `precise` a / b, but Vulkan promises only 2.5 ULP
+// for a division (|b| in [2^-126, 2^126]): correctly rounded where the driver's division is (lavapipe's,
+// LLVM's IEEE fdiv: DecyVulkanGpu.ProjectRepeatPenaltyMatchesTheCpu), not on every driver. __float2int_rn is
+// int(roundEven(x)) (ties to even, as cvt.rni); rintf roundEven; frexpf and ldexpf GLSL's frexp and ldexp
+// (GLSL leaves frexp of an infinity or NaN and an ldexp that overflows undefined).
+const std::map<std::string, std::string> kRounded = {
+    {"__fadd_rn", "+"}, {"__fsub_rn", "-"}, {"__fmul_rn", "*"}, {"__fdiv_rn", "/"}};
+
+// Note [sincosf]: GLSL's sin and cos are bounded (absolute 2^-11) only on [-pi, pi], and a rope angle is up
+// to the context length in radians. decy_sincos reduces x by k = round(x / 2pi) first (Cody-Waite: 2pi =
+// C1 + C2 + C3, C1 of 8 significant bits and C2 of 12, so k * C1 and k * C2 are exact for |k| < 2^12, |x|
+// below ~25700; `precise` keeps the order), then takes sin and cos of the reduced angle.
+const char* const kSincos =
+    "\n// sincosf (Note [sincosf] in decy/glsl_support.cpp): reduce to [-pi, pi] (Cody-Waite), then sin and cos.\n"
+    "void decy_sincos(float x, out float s, out float c) {\n"
+    "  precise float k = roundEven(x * 0.159154937f);\n"
+    "  precise float r = ((x - k * 6.28125f) - k * 0.00193500519f) - k * 3.01991605e-07f;\n"
+    "  s = sin(r);\n  c = cos(r);\n}\n";
+
+std::string support_functions(const SupportNeeds& n) {
+  std::ostringstream out;
+  for (const auto& name : n.rounded)
+    out << "\nfloat decy" << name.substr(1) << "(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a "
+      << kRounded.at(name) << " b;\n  return r;\n}\n";
+  if (n.sincos) out << kSincos;
+  if (n.workgroup_size) out << "\nuvec3 decy_workgroup_size() { return gl_WorkGroupSize; }\n";
+  if (n.srem32) out << "\nint decy_srem(int a, int b) { return a - b * (a / b); }  // C's %: the sign of a\n";
+  if (n.srem64) out << "\nint64_t decy_srem(int64_t a, int64_t b) { return a - b * (a / b); }\n";
+  if (n.f32_to_f16)
+    out << "\n// f32 -> f16 bits, round to nearest even (as PTX cvt.rn.f16.f32; packHalf2x16 leaves the rounding to the\n"
+      << "// implementation): src/vulkan/shaders/common.glsl's f32_to_f16.\n"
+      << "uint decy_f32_to_f16(float f) {\n"
+      << "  const uint x = floatBitsToUint(f);\n  const uint sign = (x >> 16) & 0x8000u;\n  const uint e = (x >> 23) & 0xffu;\n"
+      << "  uint m = x & 0x7fffffu;\n  if (e == 0xffu) return sign | 0x7c00u | (m != 0u ? 0x200u | (m >> 13) : 0u);\n"
+      << "  const int ne = int(e) - 112;\n  if (ne >= 31) return sign | 0x7c00u;\n  if (ne <= 0) {\n    if (ne < -10) return sign;\n"
+      << "    m |= 0x800000u;\n    const uint shift = uint(14 - ne);\n    uint h = m >> shift;\n"
+      << "    const uint rem = m & ((1u << shift) - 1u), half_ = 1u << (shift - 1u);\n"
+      << "    if (rem > half_ || (rem == half_ && (h & 1u) != 0u)) ++h;\n    return sign | h;\n  }\n"
+      << "  uint h = sign | (uint(ne) << 10) | (m >> 13);\n  const uint rem = m & 0x1fffu;\n"
+      << "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;\n  return h;\n}\n";
+  if (n.shuffle64)
+    out << "\nuint64_t decy_shfl_xor64(uint64_t v, uint o) {\n  const uvec2 h = unpackUint2x32(v);\n"
+      << "  return packUint2x32(uvec2(subgroupShuffleXor(h.x, o), subgroupShuffleXor(h.y, o)));\n}\n";
+  if (n.sync_or)
+    out << "\nshared uint decy_sync_or;\n\n// __syncthreads_or: a barrier (global and shared memory, as __syncthreads) and the OR of every thread's p.\n"
+      << "int decy_syncthreads_or(int p) {\n  groupMemoryBarrier();\n  barrier();\n  if (gl_LocalInvocationIndex == 0u) decy_sync_or = 0u;\n"
+      << "  memoryBarrierShared();\n  barrier();\n  if (p != 0) atomicOr(decy_sync_or, 1u);\n  memoryBarrierShared();\n  barrier();\n"
+      << "  const uint r = decy_sync_or;\n  barrier();  // every thread has read it before a later call resets it\n  return int(r);\n}\n";
+  if (n.shuffle_down)
+    for (const char* t : {"float", "int", "uint"})
+      out << "\n" << t << " decy_shfl_down(" << t << " v, uint d) {  // CUDA: lanes past the end keep their value\n  " << t
+        << " r = subgroupShuffleDown(v, d);\n  return gl_SubgroupInvocationID + d < gl_SubgroupSize ? r : v;\n}\n";
+  return out.str();
+}
+
+}  // namespace decy::glsl
