@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -37,6 +38,29 @@ class Communicator {
 // whatever the threads' timing; NCCL's ring or tree order differs (docs/MULTI_GPU.md), so a TP result
 // on GPUs is compared with a tolerance, never bit for bit.
 std::vector<std::unique_ptr<Communicator>> loopback_group(int n_ranks);
+
+// Note [TCP bootstrap]
+// The ranks of a group in separate processes (one per GPU, on one host or several) must agree on one
+// opaque id before they can talk (NCCL's ncclUniqueId: 128 bytes made by rank 0). This is how they get it,
+// the same way on one host and across hosts: rank 0 listens on a TCP port; every other rank connects to
+// rank 0's address (retrying until rank 0 is up or the timeout passes), says its rank and the world size,
+// and receives the payload. Rank 0 checks that every rank 1..N-1 joins once with the same world size. It
+// carries nothing but the id: the collectives then run over NCCL's own transports.
+struct BootstrapOptions {
+  int rank = 0, world_size = 1;
+  std::string address = "127.0.0.1";  // rank 0's host name or address, as the other ranks reach it
+  int port = 29500;                   // rank 0 listens on every interface; 0: any free port (tests)
+  double timeout_s = 120;             // rank 0 waits this long for the others; the others for rank 0
+  // Rank 0 calls it with the port it listens on, before waiting for the others (with port 0: the one chosen).
+  std::function<void(int port)> on_listen;
+};
+// TRUENO_RANK, TRUENO_WORLD_SIZE and TRUENO_BOOTSTRAP ("host:port") over `defaults`; InvalidArgument naming
+// the variable when one does not parse.
+BootstrapOptions bootstrap_options_from_env(BootstrapOptions defaults = {});
+// Rank 0 sends payload to ranks 1..world_size-1 and returns it; the others return what they received.
+// Throws trueno::Error naming the address, the rank and the cause (timeout, refused, a rank twice, a
+// world size that differs).
+std::vector<std::byte> bootstrap_broadcast(const BootstrapOptions& o, const std::vector<std::byte>& payload);
 
 // Whether this build and machine can run a group over several GPUs (NCCL found and loaded), and why not.
 struct CollectiveStatus {
