@@ -139,4 +139,18 @@ void NcclCommunicator::abort() {
   comm_ = nullptr;
 }
 
+std::unique_ptr<NcclCommunicator> nccl_join(const BootstrapOptions& o, api::CUstream stream) {
+  std::vector<std::byte> id;
+  if (o.rank == 0) {
+    const NcclId made = nccl_unique_id();
+    id.assign(made.begin(), made.end());
+  }
+  id = bootstrap_broadcast(o, id);
+  if (id.size() != nccl_api::kUniqueIdBytes)
+    throw Error(strcat("nccl_join: rank ", o.rank, " received ", id.size(), " bytes from rank 0, not an NCCL id (", nccl_api::kUniqueIdBytes, ")"));
+  NcclId nid;
+  std::memcpy(nid.data(), id.data(), nid.size());
+  return std::make_unique<NcclCommunicator>(nid, o.rank, o.world_size, stream);
+}
+
 }  // namespace trueno::cuda

@@ -14,6 +14,7 @@
 #pragma once
 #include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "trueno/comm.h"
@@ -99,5 +100,10 @@ class NcclCommunicator final : public Communicator {
   int rank_, n_ranks_;
   api::CUstream stream_;
 };
+
+// One process per GPU (on one host or several): rank 0 makes the id, the TCP bootstrap (Note [TCP
+// bootstrap], trueno/comm.h) hands it to the other ranks, and each joins the group on `stream` (its
+// device's context current on the calling thread).
+std::unique_ptr<NcclCommunicator> nccl_join(const BootstrapOptions& o, api::CUstream stream);
 
 }  // namespace trueno::cuda
