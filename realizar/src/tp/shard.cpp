@@ -1,6 +1,7 @@
 // Splitting a model's weights across tensor-parallel ranks (Note [Tensor-parallel forward], shard.h).
 #include "tp/shard.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "trueno/error.h"
@@ -10,13 +11,28 @@
 namespace realizar {
 namespace {
 
-// The heads, KV heads and FFN units of one rank.
-struct Split {
-  std::size_t heads, kv_heads, ff;
+// The FFN units move between ranks in whole blocks of the down matrices' columns: the largest block
+// size among the layers' down matrices, when every other divides it (1, 32, 256 do), else 0.
+std::size_t ffn_quantum(const Model& m) {
+  std::size_t q = 1;
+  for (const LayerWeights& lw : m.layers) q = std::max(q, trueno::quant_info(lw.down.type).block_elems);
+  for (const LayerWeights& lw : m.layers)
+    if (q % trueno::quant_info(lw.down.type).block_elems != 0) return 0;
+  return q;
+}
+
+// Note [Uneven FFN split]
+// The FFN width need not divide by N: rank r gets whole quanta (ffn_quantum), the first (quanta % N)
+// ranks one more, e.g. Llama 2 7B's 11008 = 43 x 256 as 22 + 21 blocks on 2 ranks. Each rank's units are
+// contiguous, so gate/up stay row views and down a column slice on block boundaries; a rank's
+// configuration counts its own units. Heads stay even (every rank the same attention work).
+struct FfnRange {
+  std::size_t first, count;
 };
 
-Split split_of(const Config& c, std::size_t n) {
-  return {c.n_head / n, c.n_head_kv >= n ? c.n_head_kv / n : 1, c.n_ff / n};
+FfnRange ffn_range(std::size_t n_ff, std::size_t quantum, std::size_t n, std::size_t r) {
+  const std::size_t quanta = n_ff / quantum, base = quanta / n, extra = quanta % n;
+  return {(r * base + std::min(r, extra)) * quantum, (base + (r < extra ? 1 : 0)) * quantum};
 }
 
 // "" when a row-parallel matrix's n columns split into n_ranks whole-block slices.
@@ -38,14 +54,13 @@ std::string tensor_parallel_refusal(const Model& m, int n_ranks) {
   if (c.n_head_kv % n != 0 && n % c.n_head_kv != 0)
     return strcat(pre, c.n_head_kv, " KV heads neither divide among ", n, " ranks nor replicate evenly (", n,
                   " is not a multiple of ", c.n_head_kv, ")");
-  if (c.n_ff % n != 0) return strcat(pre, "the FFN width ", c.n_ff, " does not divide among ", n, " ranks");
   if (c.n_vocab < n) return strcat(pre, "the vocabulary (", c.n_vocab, ") has fewer rows than ranks");
-  for (std::size_t l = 0; l < m.layers.size(); ++l) {
-    const LayerWeights& lw = m.layers[l];
-    for (const auto& why : {columns_refusal(strcat("blk.", l, ".attn_output.weight"), lw.wo, n),
-                            columns_refusal(strcat("blk.", l, ".ffn_down.weight"), lw.down, n)})
-      if (!why.empty()) return pre + why;
-  }
+  for (std::size_t l = 0; l < m.layers.size(); ++l)
+    if (const auto why = columns_refusal(strcat("blk.", l, ".attn_output.weight"), m.layers[l].wo, n); !why.empty()) return pre + why;
+  const std::size_t q = ffn_quantum(m);
+  if (q == 0) return strcat(pre, "the ffn_down matrices' quantization blocks do not nest (no common split of the FFN width)");
+  if (c.n_ff % q != 0 || c.n_ff / q < n)
+    return strcat(pre, "the FFN width ", c.n_ff, " is ", c.n_ff / q, " whole ", q, "-value blocks of ffn_down, fewer than ", n, " ranks");
   return {};
 }
 
@@ -76,12 +91,13 @@ Matrix TpShards::column_slice(const Matrix& w, std::size_t first_col, std::size_
 RankShard TpShards::make_rank(int rank) {
   const Config& c = m_.config();
   const std::size_t n = n_, r = static_cast<std::size_t>(rank), hd = c.head_dim;
-  const Split s = split_of(c, n);
-  const std::size_t group = c.n_head / c.n_head_kv, kv_first = r * s.heads / group;
+  const std::size_t heads = c.n_head / n, kv_heads = c.n_head_kv >= n ? c.n_head_kv / n : 1;  // Note [Tensor-parallel forward]
+  const std::size_t group = c.n_head / c.n_head_kv, kv_first = r * heads / group;
+  const FfnRange ff = ffn_range(c.n_ff, ffn_quantum(m_), n, r);  // Note [Uneven FFN split]
   Config rc = c;
-  rc.n_head = static_cast<std::uint32_t>(s.heads);
-  rc.n_head_kv = static_cast<std::uint32_t>(s.kv_heads);
-  rc.n_ff = static_cast<std::uint32_t>(s.ff);
+  rc.n_head = static_cast<std::uint32_t>(heads);
+  rc.n_head_kv = static_cast<std::uint32_t>(kv_heads);
+  rc.n_ff = static_cast<std::uint32_t>(ff.count);
   RankShard out;
   out.model = std::make_unique<Model>(m_.file(), rc, Model::Unloaded{});
   Model& sm = *out.model;
@@ -94,16 +110,16 @@ RankShard TpShards::make_rank(int rank) {
   for (const LayerWeights& lw : m_.layers) {
     LayerWeights w;
     w.attn_norm = lw.attn_norm, w.ffn_norm = lw.ffn_norm;
-    w.wq = row_slice(lw.wq, r * s.heads * hd, s.heads * hd);
-    w.wk = row_slice(lw.wk, kv_first * hd, s.kv_heads * hd);
-    w.wv = row_slice(lw.wv, kv_first * hd, s.kv_heads * hd);
-    w.bq = part(lw.bq, r * s.heads * hd, s.heads * hd);
-    w.bk = part(lw.bk, kv_first * hd, s.kv_heads * hd);
-    w.bv = part(lw.bv, kv_first * hd, s.kv_heads * hd);
-    w.wo = column_slice(lw.wo, r * s.heads * hd, s.heads * hd);
-    w.gate = row_slice(lw.gate, r * s.ff, s.ff);
-    w.up = row_slice(lw.up, r * s.ff, s.ff);
-    w.down = column_slice(lw.down, r * s.ff, s.ff);
+    w.wq = row_slice(lw.wq, r * heads * hd, heads * hd);
+    w.wk = row_slice(lw.wk, kv_first * hd, kv_heads * hd);
+    w.wv = row_slice(lw.wv, kv_first * hd, kv_heads * hd);
+    w.bq = part(lw.bq, r * heads * hd, heads * hd);
+    w.bk = part(lw.bk, kv_first * hd, kv_heads * hd);
+    w.bv = part(lw.bv, kv_first * hd, kv_heads * hd);
+    w.wo = column_slice(lw.wo, r * heads * hd, heads * hd);
+    w.gate = row_slice(lw.gate, ff.first, ff.count);
+    w.up = row_slice(lw.up, ff.first, ff.count);
+    w.down = column_slice(lw.down, ff.first, ff.count);
     sm.layers.push_back(std::move(w));
   }
   return out;

@@ -22,6 +22,7 @@
 #include "realizar/model.h"
 #include "realizar/tensor_parallel.h"
 #include "support/testdata.h"
+#include "tp/shard.h"
 #include "trueno/error.h"
 
 namespace realizar {
@@ -96,7 +97,7 @@ TEST_P(TpLoopback, LogitsMatchOneDevice) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, TpLoopback,
-                         ::testing::Values(Case{"stories260K.gguf", 2}, Case{"stories260K.gguf", 4}, Case{"stories260K-f16.gguf", 2},
+                         ::testing::Values(Case{"stories260K.gguf", 2}, Case{"stories260K.gguf", 4}, Case{"stories260K.gguf", 8}, Case{"stories260K-f16.gguf", 2},
                                            Case{"stories260K-f16.gguf", 4}, Case{"tiny-llama-f16.gguf", 2},
                                            Case{"tiny-llama-f16.gguf", 4}, Case{"tiny-llama-q8_0.gguf", 2},
                                            Case{"tiny-llama-q8_0.gguf", 4}, Case{"tiny2-qwen2-q4_k_m.gguf", 2}),
@@ -135,9 +136,25 @@ TEST(TpRefusal, ShapesThatDoNotSplitSayWhy) {
   expect_refused("tiny-llama-q6_k.gguf", 2, "(q6_k) would split its 256 columns into 128 per rank");
   expect_refused("tiny2-qwen2-q4_k_m.gguf", 4, "would split its 512 columns into 128 per rank");
   expect_refused("stories260K.gguf", 3, "8 attention heads do not divide among 3 ranks");
-  expect_refused("stories260K.gguf", 8, "the FFN width 172 does not divide among 8 ranks");
+  expect_refused("stories260K.gguf", 16, "8 attention heads do not divide among 16 ranks");
   expect_refused("tiny-llama-q8_0.gguf", 8, "4 attention heads do not divide among 8 ranks");
   expect_refused("stories260K.gguf", 0, "at least 1 rank");
+}
+
+// Note [Uneven FFN split]: stories260K's FFN width 172 on 8 ranks is 4 x 22 + 4 x 21 units (f32: blocks of
+// one value); the 8-way case above checks its logits.
+TEST(TpRefusal, FfnWidthSplitsUnevenlyOnBlocks) {
+  const Loaded l("stories260K.gguf");
+  EXPECT_EQ(tensor_parallel_refusal(l.model, 8), "");
+  Config c = l.model.config();
+  const auto shards = shard_model(l.model, 8);
+  std::uint32_t total = 0;
+  for (int r = 0; r < 8; ++r) {
+    const std::uint32_t ff = shards->rank(r).model->config().n_ff;
+    EXPECT_EQ(ff, r < 4 ? 22u : 21u) << "rank " << r;
+    total += ff;
+  }
+  EXPECT_EQ(total, c.n_ff);
 }
 
 TEST(TpRefusal, KvHeadsThatNeitherDivideNorReplicate) {
