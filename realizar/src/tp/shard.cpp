@@ -54,7 +54,9 @@ std::string tensor_parallel_refusal(const Model& m, int n_ranks) {
   if (c.n_head_kv % n != 0 && n % c.n_head_kv != 0)
     return strcat(pre, c.n_head_kv, " KV heads neither divide among ", n, " ranks nor replicate evenly (", n,
                   " is not a multiple of ", c.n_head_kv, ")");
-  if (c.n_vocab < n) return strcat(pre, "the vocabulary (", c.n_vocab, ") has fewer rows than ranks");
+  const std::size_t slice = (c.n_vocab + n - 1) / n;  // every rank's vocabulary rows but the last's
+  if ((n - 1) * slice >= c.n_vocab)
+    return strcat(pre, "a vocabulary of ", c.n_vocab, " rows in slices of ", slice, " leaves the last rank none");
   for (std::size_t l = 0; l < m.layers.size(); ++l)
     if (const auto why = columns_refusal(strcat("blk.", l, ".attn_output.weight"), m.layers[l].wo, n); !why.empty()) return pre + why;
   const std::size_t q = ffn_quantum(m);
@@ -129,8 +131,6 @@ TpShards::TpShards(const Model& m, int n_ranks) : m_(m) {
   if (std::string why = tensor_parallel_refusal(m, n_ranks); !why.empty()) throw trueno::InvalidArgument(why);
   const std::size_t n = static_cast<std::size_t>(n_ranks), V = m.config().n_vocab;
   n_ = n, vocab_slice_ = (V + n - 1) / n;
-  if ((n - 1) * vocab_slice_ >= V)  // e.g. V = 9, N = 4: S = 3 leaves the last rank nothing
-    throw trueno::InvalidArgument(strcat("cannot split this model ", n, " ways: a vocabulary of ", V, " leaves the last rank no rows"));
   ranks_.reserve(n);
   for (int r = 0; r < n_ranks; ++r) ranks_.push_back(make_rank(r));
 }
