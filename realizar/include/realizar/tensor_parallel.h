@@ -25,5 +25,8 @@ std::shared_ptr<const TpShards> shard_model(const Model& m, int n_ranks);
 // all-reduces per layer (Note [Tensor-parallel forward], tp/shard.h). The shards must outlive nothing:
 // the sequence keeps them alive.
 std::unique_ptr<Sequence> make_tp_sequence(std::shared_ptr<const TpShards> shards, std::size_t n_ctx);
+// A batched step over sequences made by make_tp_sequence from these shards (Batch::step's contract):
+// a sequence's logits are the same stepping alone or in any batch, bit for bit.
+std::unique_ptr<Batch> make_tp_batch(std::shared_ptr<const TpShards> shards);
 
 }  // namespace realizar

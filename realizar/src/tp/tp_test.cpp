@@ -189,6 +189,36 @@ TEST(TpSequence, OneRankIsTheSingleDevicePassBitForBit) {
   EXPECT_NE(tp->backend_name().find("x1 (tensor parallel, loopback)"), std::string::npos) << tp->backend_name();
 }
 
+// Note [Batched step] for TP: three sequences of different lengths step together and alone, equal bits.
+TEST(TpSequence, BatchedRowsEqualSequencesSteppingAlone) {
+  const Loaded l("tiny2-qwen2-q4_k_m.gguf");
+  const auto shards = shard_model(l.model, 2);
+  const std::vector<std::vector<std::int32_t>> prompts = {{1, 5, 9}, {7}, {300, 2, 44, 81, 6}};
+  std::vector<std::unique_ptr<Sequence>> together, alone;
+  for (const auto& p : prompts) {
+    together.push_back(make_tp_sequence(shards, 16)), alone.push_back(make_tp_sequence(shards, 16));
+    together.back()->forward(p), alone.back()->forward(p);
+  }
+  auto batch = make_tp_batch(shards);
+  std::vector<Sequence*> seqs;
+  for (auto& s : together) seqs.push_back(s.get());
+  std::vector<std::int32_t> next = {11, 12, 13};
+  for (int step = 0; step < 3; ++step) {
+    batch->step(seqs, next);
+    for (std::size_t i = 0; i < seqs.size(); ++i) {
+      alone[i]->forward(std::span(&next[i], 1));
+      ASSERT_EQ(0, std::memcmp(seqs[i]->logits().data(), alone[i]->logits().data(), seqs[i]->logits().size_bytes()))
+          << "sequence " << i << ", step " << step;
+      EXPECT_EQ(seqs[i]->pos(), alone[i]->pos());
+      next[i] = (next[i] * 7 + 3) % 1000;
+    }
+  }
+  Session cpu(l.model, 4);
+  Sequence* foreign[] = {&cpu};
+  const std::int32_t one[] = {1};
+  EXPECT_THROW(batch->step(foreign, one), trueno::InvalidArgument);  // not a TP sequence of these shards
+}
+
 TEST(TpSequence, BadTokensThrowBeforeAnyRankRuns) {
   const Loaded l("stories260K.gguf");
   auto tp = make_tp_sequence(shard_model(l.model, 2), 8);
