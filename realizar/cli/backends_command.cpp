@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "realizar/model.h"
+#include "trueno/comm.h"
 #include "trueno/device.h"
 #include "trueno/trueno.h"
 
@@ -28,6 +29,9 @@ int run_backends(const BackendsOptions& opt) {
     if (s.available && !has_forward(s.device.kind)) detail += " (realizar has no forward pass for it yet)";
     std::printf("%-10s %-12s %s\n", s.device.str().c_str(), s.available ? "available" : "unavailable", detail.c_str());
   }
+  // Tensor parallelism across GPUs needs NCCL (docs/MULTI_GPU.md); the CPU's loopback ranks need nothing.
+  const trueno::CollectiveStatus nccl = trueno::multi_device_status();
+  std::printf("%-10s %-12s %s\n", "nccl", nccl.available ? "available" : "unavailable", nccl.detail.c_str());
   std::printf("\n");
   trueno::Backend selected;
   std::string why;

@@ -21,6 +21,7 @@ std::function<int()> add_logits_command(CLI::App& app) {
   auto o = std::make_shared<Opt>();
   auto* cmd = app.add_subcommand("logits", "Write the logits of every position of a token sequence");
   o->m.add_to(cmd);
+  o->m.add_tensor_parallel_to(cmd);
   cmd->add_option("--tokens", o->tokens, "Comma-separated token ids")->required();
   cmd->add_option("--out", o->out, "Output file (float32 little-endian [n_tokens][n_vocab])")->required();
   return [cmd, o]() -> int {

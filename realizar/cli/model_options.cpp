@@ -6,6 +6,8 @@
 
 #include "numbers.h"
 #include "realizar/parity.h"
+#include "realizar/tensor_parallel.h"
+#include "trueno/comm.h"
 #include "trueno/error.h"
 #include "trueno/threads.h"
 #include "util/strcat.h"
@@ -33,7 +35,33 @@ void ModelOptions::add_to(CLI::App* cmd) {
   cmd->add_flag("--no-parity-gate", no_gate, "Use the GPU backend without comparing its logits with the CPU's (warns)");
 }
 
+void ModelOptions::add_tensor_parallel_to(CLI::App* cmd) {
+  cmd->add_option("--tensor-parallel", tensor_parallel,
+                  "Split the model across N tensor-parallel ranks: on the CPU, N threads joined by the loopback "
+                  "communicator (the sharding checked without GPUs; docs/MULTI_GPU.md)")
+      ->check(integer_in(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--devices", devices, "CUDA devices of a tensor-parallel group (0,1,...): needs that many GPUs and NCCL");
+}
+
 namespace {
+
+// Why --devices cannot run here: the CUDA devices and NCCL it needs, and that the CUDA forward has no
+// tensor-parallel path yet (docs/MULTI_GPU.md says which runs remain).
+std::string devices_refusal(const std::string& list) {
+  std::size_t wanted = 1, found = 0;
+  for (const char ch : list) wanted += ch == ',';
+  std::string cuda_why;
+  for (const auto& s : trueno::device_report())
+    if (s.device.kind == trueno::DeviceKind::CUDA) {
+      if (s.available) ++found;
+      else if (cuda_why.empty()) cuda_why = s.detail;
+    }
+  const trueno::CollectiveStatus nccl = trueno::multi_device_status();
+  return strcat("--devices ", list, ": tensor parallelism over CUDA devices needs ", wanted, " CUDA devices (", found, " here",
+                cuda_why.empty() ? "" : ": " + cuda_why, ") and NCCL (", nccl.available ? "" : "unavailable: ", nccl.detail,
+                "), and this build's CUDA forward pass has no tensor-parallel path yet; --tensor-parallel N runs N ranks on the CPU");
+}
 
 // REALIZAR_PARITY_CACHE=<dir> or =off; else $XDG_CACHE_HOME/realizar/parity or ~/.cache/realizar/parity.
 std::string parity_cache_dir() {
@@ -48,6 +76,11 @@ std::string parity_cache_dir() {
 
 std::unique_ptr<Sequence> ModelOptions::open(const Model& m, const gguf::File& file, std::size_t n_ctx,
                                              std::span<const std::int32_t> prompt, const BackendChoice& forced) const {
+  if (tensor_parallel > 1) {  // the CPU pass split N ways: no parity gate (it is the CPU's arithmetic)
+    auto seq = make_tp_sequence(shard_model(m, tensor_parallel), n_ctx);
+    std::fprintf(stderr, "realizar: backend %s\n", seq->backend_name().c_str());
+    return seq;
+  }
   if (forced.cpu) {
     std::fprintf(stderr, "realizar: backend %s (forced)\n", std::string(trueno::name(*forced.cpu)).c_str());
     return make_sequence(m, n_ctx);
@@ -83,6 +116,13 @@ BackendChoice ModelOptions::apply() const {
                           o.gemm_weights != CudaOptions::GemmWeights::Auto;
   BackendChoice c;
   if (!backend.empty()) c.device = trueno::parse_device(backend);
+  if (!devices.empty()) throw trueno::BackendUnavailable(devices_refusal(devices));
+  if (tensor_parallel > 1 && c.device) {
+    std::string all = "0";
+    for (int i = 1; i < tensor_parallel; ++i) all += strcat(",", i);
+    throw trueno::InvalidArgument(strcat("--tensor-parallel ", tensor_parallel, " runs its ranks on the CPU, not on --backend ", backend,
+                                         "; ", devices_refusal(all)));
+  }
   if (cuda_flags && backend.empty()) throw trueno::InvalidArgument("--decode-gemv, --prefill-precision and --gemm-weights apply to --backend cuda only");
   if (cuda_flags && (!c.device || c.device->kind != trueno::DeviceKind::CUDA))
     throw trueno::InvalidArgument("--decode-gemv, --prefill-precision and --gemm-weights apply to --backend cuda only");

@@ -60,6 +60,7 @@ std::function<int()> add_run_command(CLI::App& app) {
   auto o = std::make_shared<Opt>();
   auto* cmd = app.add_subcommand("run", "Generate text from a prompt");
   o->m.add_to(cmd);
+  o->m.add_tensor_parallel_to(cmd);
   auto* p = cmd->add_option("-p,--prompt", o->prompt, "Prompt text; - reads it from standard input");
   auto* f = cmd->add_option("-f,--file", o->prompt_file, "File whose bytes are the prompt");
   p->excludes(f);
@@ -105,7 +106,7 @@ std::function<int()> add_run_command(CLI::App& app) {
     if (o->ctx > 0) check_context(model.config(), ctx, "-c");
     // CUDA: uploads the weights and runs the parity gate; a GPU fault later continues on the CPU.
     auto opened = open_sequence(o->m, model, file, std::max<std::size_t>(ctx, ids.size()), ids, forced);
-    const bool on_gpu = dynamic_cast<const Session*>(opened.get()) == nullptr;
+    const bool on_gpu = dynamic_cast<const Session*>(opened.get()) == nullptr && !o->m.tensor_parallel_on_cpu();
     const auto say = [](const std::string& line) { std::fprintf(stderr, "\nrealizar: %s\n", line.c_str()); };
     // Outermost, the finite check: NaN logits stop the request naming the first non-finite tensor.
     const auto seq = with_finite_check(on_gpu ? parity::with_cpu_fallback(model, std::move(opened), say) : std::move(opened));

@@ -75,6 +75,10 @@ class Model {
  public:
   // Views into `file`, which must outlive the model. Checks every tensor's presence, type and shape.
   Model(const gguf::File& file, Config config);
+  // A model of this configuration without weights, which the caller then sets: a tensor-parallel rank's
+  // shard (tp/shard.h), whose configuration counts its own heads and FFN columns.
+  struct Unloaded {};
+  Model(const gguf::File& file, Config config, Unloaded) : file_(&file), c_(std::move(config)) {}
   const Config& config() const { return c_; }
   const gguf::File& file() const { return *file_; }
 

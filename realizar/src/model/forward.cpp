@@ -17,9 +17,11 @@
 // stories260K's logits 4.1e-2 -> 1.4e-2, tiny-llama-f16 6.9e-4 -> 3.8e-4): activations are rounded to
 // f16 before a product with F16 weights, and RMSNorm accumulates its sum of squares in order in f32
 // (the rounded normalized values feed those f16 roundings, so a last-ulp difference there flips them).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 
+#include "model/forward_rows.h"
 #include "model/step_checks.h"
 #include "realizar/kv_cache.h"
 #include "realizar/model.h"
@@ -178,18 +180,48 @@ void tap(Recorder* r, int layer, std::string_view tensor, const std::vector<floa
   r->record(layer, tensor, std::span(v).subspan((rows - 1) * width, width));
 }
 
-// The forward pass over rows (tokens at their positions, each with its cache, already reserved):
-// logits of rows [first_logits, T) into w.logits; the last row's intermediates to rec when given.
-void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_logits, CpuScratch& w, Recorder* rec) {
+// x[T][d] = the tokens' embedding rows. A TP rank holds rows [vocab_begin, + its rows): it writes those,
+// zeros for the others, and the sum over ranks gives every rank every row exactly (x + 0 = x).
+void embed(const Model& m, std::span<const Row> rows, std::vector<float>& x, const TpRank* tp) {
+  const Matrix& e = m.token_embd;
+  const std::size_t T = rows.size(), d = e.cols, first = tp ? tp->vocab_begin : 0;
+  const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols);
+  x.resize(T * d);
+  for (std::size_t t = 0; t < T; ++t) {
+    const std::size_t id = static_cast<std::size_t>(rows[t].token);
+    const std::span<float> xt = std::span(x).subspan(t * d, d);
+    if (id < first || id - first >= e.rows)
+      std::fill(xt.begin(), xt.end(), 0.0f);
+    else
+      trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan((id - first) * rb, rb), e.cols), xt);
+  }
+  if (tp) tp->comm->all_reduce_sum(x.data(), T * d);
+}
+
+// logits[n][n_vocab] from a TP rank's slice local[n][its rows]: each rank's slice padded to vocab_slice
+// rows, gathered [rank][n][vocab_slice], and laid out by vocabulary id.
+void gather_logits(const TpRank& tp, std::size_t n, std::size_t rows, std::vector<float>& local, std::vector<float>& logits) {
+  const std::size_t S = tp.vocab_slice, R = static_cast<std::size_t>(tp.comm->size());
+  thread_local std::vector<float> padded, all;
+  padded.assign(n * S, 0.0f);
+  for (std::size_t t = 0; t < n; ++t) std::copy_n(local.begin() + t * rows, rows, padded.begin() + t * S);
+  all.resize(R * n * S);
+  tp.comm->all_gather(padded.data(), all.data(), n * S);
+  logits.resize(n * tp.n_vocab);
+  for (std::size_t r = 0; r < R; ++r) {
+    const std::size_t v0 = r * S, width = std::min(S, tp.n_vocab - std::min(tp.n_vocab, v0));
+    for (std::size_t t = 0; t < n; ++t) std::copy_n(all.begin() + (r * n + t) * S, width, logits.begin() + t * tp.n_vocab + v0);
+  }
+}
+
+}  // namespace
+
+// The forward pass over rows (tokens at their positions, each with its cache, already reserved).
+void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_logits, CpuScratch& w, Recorder* rec,
+                  const TpRank* tp) {
   const Config& c_ = m.config();
   const std::size_t T = rows.size(), d = c_.n_embd;
-  w.x.resize(T * d);
-  for (std::size_t t = 0; t < T; ++t) {
-    const Matrix& e = m.token_embd;
-    const std::size_t rb = trueno::quant_row_bytes(e.type, e.cols);
-    trueno::dequantize(trueno::QuantRow::view(e.type, e.data.subspan(static_cast<std::size_t>(rows[t].token) * rb, rb), e.cols),
-                       std::span(w.x).subspan(t * d, d));
-  }
+  embed(m, rows, w.x, tp);
   tap(rec, kNoLayer, "token_embd", w.x, T);
   const std::size_t kv_row = std::size_t{c_.n_head_kv} * c_.head_dim;
   const PackedWeights* pw = T == 1 ? m.cpu_packed() : nullptr;  // decode only: prefill reads the file
@@ -224,6 +256,7 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
     attention(m, l, rows, w);
     tap(rec, li, "attn_out", w.att, T);
     linear(lw.wo, w.att, T, w.proj, packed(pw, &PackedWeights::Layer::wo, l));
+    if (tp) tp->comm->all_reduce_sum(w.proj.data(), T * d);  // O is row-parallel: the ranks' partial sums
     ops::add(w.x, w.proj, w.x);
     tap(rec, li, "ffn_inp", w.x, T);
 
@@ -240,6 +273,7 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
     }
     tap(rec, li, "ffn_act", w.gate, T);
     linear(lw.down, w.gate, T, w.proj, packed(pw, &PackedWeights::Layer::down, l));
+    if (tp) tp->comm->all_reduce_sum(w.proj.data(), T * d);  // down is row-parallel too
     tap(rec, li, "ffn_out", w.proj, T);
     ops::add(w.x, w.proj, w.x);
     tap(rec, li, "l_out", w.x, T);
@@ -249,8 +283,15 @@ void forward_rows(const Model& m, std::span<const Row> rows, std::size_t first_l
   rmsnorm_rows(last, m.output_norm, c_.rms_eps, n, w.xn);
   tap(rec, kNoLayer, "output_norm", w.xn, n);
   linear(m.output, w.xn, n, w.logits, pw != nullptr && pw->output ? &*pw->output : nullptr);
+  if (tp) {  // vocabulary-parallel LM head: each rank's rows of the logits, gathered
+    thread_local std::vector<float> local;
+    local.swap(w.logits);
+    gather_logits(*tp, n, m.output.rows, local, w.logits);
+  }
   tap(rec, kNoLayer, "logits", w.logits, n);
 }
+
+namespace {
 
 void check_tokens(const Config& c, std::span<const std::int32_t> tokens) {
   for (const auto id : tokens)
