@@ -8,6 +8,7 @@
 #include "trueno/grad.h"
 #include "trueno/log.h"
 #include "trueno/matrix.h"
+#include "trueno/offload.h"
 #include "trueno/ops.h"
 #include "trueno/threads.h"
 #include "trueno/vector.h"

@@ -54,5 +54,35 @@ TEST(CudaGpu, TensorOpsChainWithOneSynchronization) {
   test::check_chain(device(), rng);
 }
 
+TEST(CudaGpu, MatrixMatmulForcedOntoTheDevice) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(test_seed() + 108);
+  test::check_matrix_forced(device(), "cuda", rng);
+}
+
+// Note [Measured crossover] on a real device: calibrate() times the products and caches the entry under
+// its key; the table then reads it back without measuring. Prints the measurements (docs/DEVICE_OPS.md).
+TEST(CudaGpu, CrossoverIsMeasuredAndCached) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  const std::string path = ::testing::TempDir() + "trueno_crossover_test.tsv";
+  std::remove(path.c_str());
+  setenv("TRUENO_CROSSOVER_CACHE", path.c_str(), 1);
+  const std::vector<Crossover> table = calibrate();
+  bool found = false;
+  for (const Crossover& c : table) {
+    std::printf("crossover %s matmul: %s n >= %zu (%s)\n", c.device.str().c_str(), c.automatic ? "automatic from" : "never;", c.min_size,
+                c.detail.c_str());
+    if (!(c.device == device())) continue;
+    found = true;
+    EXPECT_NE(c.detail.find("n=128: cpu"), std::string::npos) << c.detail;
+    EXPECT_EQ(c.automatic, c.min_size != 0);
+  }
+  EXPECT_TRUE(found);
+  bool cached = false;
+  for (const auto& c : cached_crossovers()) cached = cached || (c && c->device == device());
+  EXPECT_TRUE(cached) << path;
+  unsetenv("TRUENO_CROSSOVER_CACHE");
+}
+
 }  // namespace
 }  // namespace trueno::cuda

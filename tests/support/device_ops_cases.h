@@ -13,6 +13,8 @@
 
 #include "support/gpu_contract.h"
 #include "trueno/device_ops.h"
+#include "trueno/matrix.h"
+#include "trueno/offload.h"
 #include "trueno/ops.h"
 #include "trueno/quant.h"
 
@@ -217,6 +219,29 @@ inline void check_chain(const Device& d, std::mt19937_64& rng) {
   const float got = total.download()[0];
   EXPECT_NEAR(got, cpu, 1e-4 * std::fabs(cpu) + 1e-3) << "chain of scale, silu, add, sum on " << d.str();
   synchronize(d);  // nothing queued: returns
+}
+
+// Matrix::matmul forced onto the device per object and globally (offload.h), against the CPU's product;
+// an operand forced to a CPU tier keeps the product on the CPU even under a global device.
+inline void check_matrix_forced(const Device& d, const char* backend, std::mt19937_64& rng) {
+  const std::size_t m = 70, k = 90, n = 50;
+  const Matrix a = Matrix::from(m, k, random_normal(m * k, rng)), b = Matrix::from(k, n, random_normal(k * n, rng));
+  std::vector<float> cpu(m * n);
+  ops::matmul(m, n, k, a.data(), k, b.data(), n, cpu.data(), n);
+  Matrix ad = a;
+  ad.on(d);
+  const Matrix c = Matrix::matmul(ad, b);
+  EXPECT_EQ(c.device(), std::optional<Device>(d));
+  expect_gpu_contract(backend, "tensor_matmul", std::vector<float>(c.data(), c.data() + m * n), cpu, "Matrix::matmul on(device)");
+  set_offload(Offload::to(d));
+  const Matrix g = Matrix::matmul(a, b);
+  expect_gpu_contract(backend, "tensor_matmul", std::vector<float>(g.data(), g.data() + m * n), cpu, "Matrix::matmul under set_offload");
+  Matrix at = a;
+  at.on(best());
+  const Matrix t = Matrix::matmul(at, b);  // a CPU tier forced on the object wins over the global device
+  reset_offload();
+  EXPECT_EQ(t.backend(), std::optional<Backend>(best()));
+  EXPECT_EQ(std::vector<float>(t.data(), t.data() + m * n), cpu);
 }
 
 }  // namespace trueno::test
