@@ -62,9 +62,12 @@ void need_shape(DeviceOp op, const char* what, const DeviceTensor& t, std::size_
   if (t.size() != elems) throw ShapeError(strcat("ops::", name(op), ": ", what, " has ", t.size(), " elements, needs ", elems));
 }
 
-// out empty: allocated on d with shape/type; else it must match them and be on d.
-void prepare_out(DeviceOp op, const Device& d, DeviceTensor& out, const Shape& shape, QuantType type) {
+// A given out must be on d with the op's shape and type (checked before the kernel, so that a user's
+// mistake is named before what the build lacks); then d must have a kernel for op on `input`; an empty
+// out is then allocated on d.
+void prepare_out(DeviceOp op, const Device& d, DeviceTensor& out, const Shape& shape, QuantType type, QuantType input = QuantType::F32) {
   if (out.empty()) {
+    backend_with_kernel(op, d, input);
     out = DeviceTensor::empty(d, shape, type);
     return;
   }
@@ -75,6 +78,7 @@ void prepare_out(DeviceOp op, const Device& d, DeviceTensor& out, const Shape& s
   std::size_t elems = 1;
   for (std::size_t s : shape) elems *= s;
   need_shape(op, "out", out, elems);
+  backend_with_kernel(op, d, input);
 }
 
 void run(OpCall& call, std::initializer_list<const DeviceTensor*> inputs, DeviceTensor& out) {
@@ -94,7 +98,6 @@ void binary(DeviceOp op, const DeviceTensor& a, const DeviceTensor& b, DeviceTen
   const Device d = common_device(op, {{"a", &a}, {"b", &b}});
   need_type(op, "a", a, QuantType::F32), need_type(op, "b", b, QuantType::F32);
   if (a.shape() != b.shape()) throw ShapeError(strcat("ops::", name(op), ": a has ", a.size(), " elements, b ", b.size(), "; shapes must match"));
-  backend_with_kernel(op, d, QuantType::F32);
   prepare_out(op, d, out, a.shape(), QuantType::F32);
   OpCall call{op, d};
   call.n = a.size();
@@ -104,7 +107,6 @@ void binary(DeviceOp op, const DeviceTensor& a, const DeviceTensor& b, DeviceTen
 void unary(DeviceOp op, const DeviceTensor& x, DeviceTensor& out, float alpha = 0.0f) {
   const Device d = common_device(op, {{"x", &x}});
   need_type(op, "x", x, QuantType::F32);
-  backend_with_kernel(op, d, QuantType::F32);
   prepare_out(op, d, out, x.shape(), QuantType::F32);
   OpCall call{op, d};
   call.n = x.size(), call.alpha = alpha;
@@ -119,7 +121,6 @@ void reduce(DeviceOp op, const DeviceTensor& x, const DeviceTensor* y, DeviceTen
     need_shape(op, "y", *y, x.size());
   }
   if (op == DeviceOp::Max && x.size() == 0) throw InvalidArgument("ops::max: undefined for an empty input; pass at least one element");
-  backend_with_kernel(op, d, QuantType::F32);
   prepare_out(op, d, out, {1}, QuantType::F32);
   OpCall call{op, d};
   call.n = x.size();
@@ -135,7 +136,6 @@ void rows(DeviceOp op, const DeviceTensor& x, const DeviceTensor* w, const Devic
   if (n == 0) throw InvalidArgument(strcat("ops::", name(op), ": undefined for rows of no element"));
   if (w) need_type(op, "weight", *w, QuantType::F32), need_shape(op, "weight", *w, n);
   if (b) need_type(op, "bias", *b, QuantType::F32), need_shape(op, "bias", *b, n);
-  backend_with_kernel(op, d, QuantType::F32);
   prepare_out(op, d, out, x.shape(), QuantType::F32);
   OpCall call{op, d};
   call.m = x.rows(), call.n = n, call.eps = eps;
@@ -149,8 +149,7 @@ void need_matrix(DeviceOp op, const char* what, const DeviceTensor& t) {
 void convert(DeviceOp op, const DeviceTensor& x, QuantType from, QuantType to, DeviceTensor& out) {
   const Device d = common_device(op, {{"x", &x}});
   need_type(op, "x", x, from);
-  backend_with_kernel(op, d, from);
-  prepare_out(op, d, out, x.shape(), to);
+  prepare_out(op, d, out, x.shape(), to, from);
   OpCall call{op, d};
   call.n = x.size(), call.type = from;
   run(call, {&x}, out);
@@ -204,7 +203,6 @@ void matmul(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor& c) {
     throw ShapeError(strcat("ops::matmul: a is ", a.rows(), " x ", a.cols(), ", b is ", b.rows(), " x ", b.cols(), "; a's columns must equal b's rows"));
   if (!c.empty() && (DeviceTensorAccess::storage(c) == DeviceTensorAccess::storage(a) || DeviceTensorAccess::storage(c) == DeviceTensorAccess::storage(b)))
     throw InvalidArgument("ops::matmul: c is also an input; pass another tensor");
-  backend_with_kernel(op, d, QuantType::F32);
   prepare_out(op, d, c, {a.rows(), b.cols()}, QuantType::F32);
   OpCall call{op, d};
   call.m = a.rows(), call.n = b.cols(), call.k = a.cols();
@@ -219,8 +217,7 @@ void matvec(const DeviceTensor& w, const DeviceTensor& x, DeviceTensor& y) {
   need_shape(op, "x", x, w.cols());
   if (!y.empty() && DeviceTensorAccess::storage(y) == DeviceTensorAccess::storage(x))
     throw InvalidArgument("ops::matvec: y is also the input x; pass another tensor");
-  backend_with_kernel(op, d, w.type());
-  prepare_out(op, d, y, {w.rows()}, QuantType::F32);
+  prepare_out(op, d, y, {w.rows()}, QuantType::F32, w.type());
   OpCall call{op, d};
   call.m = w.rows(), call.k = w.cols(), call.type = w.type();
   run(call, {&w, &x}, y);
