@@ -27,7 +27,7 @@ inline constexpr DeviceOp kAllDeviceOps[] = {
 };
 
 // How an op is called (the list's third column).
-enum class DeviceOpForm { Binary, Unary, Reduce, Rows, Matmul, Matvec, Convert };
+enum class DeviceOpForm { Binary, Unary, Reduce, Rows, Matmul, Matvec, Convert, Backward };
 
 std::string_view name(DeviceOp op);
 DeviceOpForm form(DeviceOp op);

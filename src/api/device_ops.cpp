@@ -8,6 +8,7 @@
 #include "core/device_backend.h"
 #include "core/strings.h"
 #include "trueno/error.h"
+#include "trueno/grad.h"
 
 namespace trueno {
 namespace {
@@ -227,4 +228,39 @@ void f32_to_f16(const DeviceTensor& x, DeviceTensor& out) { convert(DeviceOp::F3
 void f16_to_f32(const DeviceTensor& x, DeviceTensor& out) { convert(DeviceOp::F16ToF32, x, QuantType::F16, QuantType::F32, out); }
 
 }  // namespace ops
+
+namespace grad {
+
+// dA[m][k] = dC[m][n] B^T and dB[k][n] = A^T dC: the Matmul kernels with a transposed operand and beta.
+void matmul(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& dc, DeviceTensor* da, DeviceTensor* db, bool accumulate) {
+  constexpr DeviceOp op = DeviceOp::MatmulBackward;
+  const Device d = common_device(op, {{"a", &a}, {"b", &b}, {"dc", &dc}});
+  need_type(op, "a", a, QuantType::F32), need_type(op, "b", b, QuantType::F32), need_type(op, "dc", dc, QuantType::F32);
+  need_matrix(op, "a", a), need_matrix(op, "b", b), need_matrix(op, "dc", dc);
+  const std::size_t m = a.rows(), k = a.cols(), n = b.cols();
+  if (b.rows() != k || dc.rows() != m || dc.cols() != n)
+    throw ShapeError(strcat("grad::matmul: a is ", m, " x ", k, ", b ", b.rows(), " x ", n, ", dc ", dc.rows(), " x ", dc.cols(),
+                            "; need a [m][k], b [k][n], dc [m][n]"));
+  for (DeviceTensor* g : {da, db}) {
+    if (g == nullptr) continue;
+    const auto& s = DeviceTensorAccess::storage(*g);
+    if (!g->empty() && (s == DeviceTensorAccess::storage(a) || s == DeviceTensorAccess::storage(b) || s == DeviceTensorAccess::storage(dc)))
+      throw InvalidArgument("grad::matmul: a gradient output is also an input; pass another tensor");
+    if (accumulate && g->empty()) throw InvalidArgument("grad::matmul: accumulate needs the gradient tensors to add into (they are empty)");
+  }
+  if (da) {
+    prepare_out(op, d, *da, {m, k}, QuantType::F32);
+    OpCall call{op, d};
+    call.m = m, call.n = k, call.k = n, call.trans_b = true, call.beta = accumulate ? 1.0f : 0.0f;
+    run(call, {&dc, &b}, *da);
+  }
+  if (db) {
+    prepare_out(op, d, *db, {k, n}, QuantType::F32);
+    OpCall call{op, d};
+    call.m = k, call.n = n, call.k = m, call.trans_a = true, call.beta = accumulate ? 1.0f : 0.0f;
+    run(call, {&a, &dc}, *db);
+  }
+}
+
+}  // namespace grad
 }  // namespace trueno

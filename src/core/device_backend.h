@@ -24,7 +24,8 @@ struct DeviceStorage {
 //   Binary/Unary: in[0] (, in[1]) and out of n f32; alpha for Scale.
 //   Reduce:       in[0] (, in[1] for Dot) of n f32; out one f32.
 //   Rows:         in[0] rows x n; in[1] the weight, in[2] the bias (n each); eps.
-//   Matmul:       in[0] m x k, in[1] k x n, out m x n.
+//   Matmul, MatmulBackward: out[m][n] = op(in[0]) op(in[1]) + beta * out, op(X) = X^T where trans_a /
+//                 trans_b (in[0] then stored k x m, in[1] n x k); Matmul has no transposes and beta 0.
 //   Matvec:       in[0] m x k of type `type`, in[1] k f32, out m f32.
 //   Convert:      in[0] and out n elements.
 struct OpCall {
@@ -35,6 +36,8 @@ struct OpCall {
   QuantType type = QuantType::F32;  // of in[0]
   std::size_t m = 0, n = 0, k = 0;
   float alpha = 0.0f, eps = 0.0f;
+  bool trans_a = false, trans_b = false;
+  float beta = 0.0f;
 };
 
 // Note [Device op list]

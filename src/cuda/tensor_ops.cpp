@@ -3,6 +3,7 @@
 // context's stream (kernels/tensor_ops.cu; cuBLAS for matmul and f32 matvec; the decode GEMV kernels
 // for quantized matvec); read(), write() and synchronize() wait for the stream.
 #include <algorithm>
+#include <climits>
 #include <map>
 #include <mutex>
 #include <vector>
@@ -81,6 +82,25 @@ void launch_rows(Context& c, api::CUfunction f, std::size_t rows, void** params)
   launch(c, f, gx, gy, kThreads, 1, params);
 }
 
+// Note [Row-major GEMM through cuBLAS]
+// cuBLAS is column-major; a row-major X [r][c] is, read column-major, X^T (c x r, leading dimension c).
+// So row-major C[M][N] = op(A) op(B) is computed as column-major C^T = op(B)^T op(A)^T: cuBLAS's first
+// operand is B's buffer, N when B is stored k x n (its column-major reading is B^T already, ld N), T when
+// B is stored transposed (n x k, ld K); likewise A as the second (ld K, or M when stored k x m).
+void gemm_row_major(Context& c, const OpCall& call, api::CUdeviceptr a, api::CUdeviceptr b, api::CUdeviceptr out) {
+  if (call.m > INT_MAX || call.n > INT_MAX || call.k > INT_MAX)
+    throw ShapeError(strcat("cuda ", name(call.op), ": ", call.m, " x ", call.k, " x ", call.n, " is outside cuBLAS's int sizes"));
+  const Cublas* blas = cublas();
+  if (blas == nullptr) throw BackendUnavailable(strcat("op ", name(call.op), " on ", call.device.str(), ": cuBLAS could not be loaded"));
+  const int M = static_cast<int>(call.m), N = static_cast<int>(call.n), K = static_cast<int>(call.k);
+  const float one = 1.0f, beta = call.beta;
+  check_cublas(blas->gemm_ex(c.cublas_handle(), call.trans_b ? api::kCublasOpT : api::kCublasOpN, call.trans_a ? api::kCublasOpT : api::kCublasOpN,
+                             N, M, K, &one, reinterpret_cast<const void*>(b), api::kCudaR32F, call.trans_b ? K : N,
+                             reinterpret_cast<const void*>(a), api::kCudaR32F, call.trans_a ? M : K, &beta, reinterpret_cast<void*>(out),
+                             api::kCudaR32F, N, api::kCublasCompute32F, api::kCublasGemmDefault),
+               "cublasGemmEx(f32, row-major)");
+}
+
 void record(DeviceState& st, const OpCall& call) {
   Context& c = *st.ctx;
   const DeviceOp op = call.op;
@@ -136,25 +156,15 @@ void record(DeviceState& st, const OpCall& call) {
       launch_rows(c, c.function("tensor_ops", "tensor_layernorm_rows"), rows, params);
       return;
     }
-    case DeviceOp::Matmul: {
+    case DeviceOp::Matmul: case DeviceOp::MatmulBackward:
       if (call.m == 0 || call.n == 0) return;
-      if (call.k == 0) {
-        check(c.driver().memset_d8_async(out, 0, call.m * call.n * 4, c.stream()), "cuMemsetD8Async(matmul of k = 0)");
+      if (call.k == 0) {  // an empty sum: C = 0, or C unchanged when accumulating
+        if (call.beta == 0.0f)
+          check(c.driver().memset_d8_async(out, 0, call.m * call.n * 4, c.stream()), "cuMemsetD8Async(matmul of k = 0)");
         return;
       }
-      // Row-major C[m][n] = A B is column-major C^T = B^T A^T: gemm's y[T][rows] = x[T][cols] w^T with
-      // T = m, cols = k, rows = n needs w = B^T; instead call cuBLAS directly (N, N) on the swapped pair.
-      const Cublas* blas = cublas();
-      if (blas == nullptr) throw BackendUnavailable(strcat("op matmul on ", call.device.str(), ": cuBLAS could not be loaded"));
-      const float one = 1.0f, zero = 0.0f;
-      const int m = static_cast<int>(call.n), n = static_cast<int>(call.m), k = static_cast<int>(call.k);
-      check_cublas(blas->gemm_ex(c.cublas_handle(), api::kCublasOpN, api::kCublasOpN, m, n, k, &one,
-                                 reinterpret_cast<const void*>(ptr(call.in[1])), api::kCudaR32F, m, reinterpret_cast<const void*>(a),
-                                 api::kCudaR32F, k, &zero, reinterpret_cast<void*>(out), api::kCudaR32F, m, api::kCublasCompute32F,
-                                 api::kCublasGemmDefault),
-                   "cublasGemmEx(f32 matmul)");
+      gemm_row_major(c, call, a, ptr(call.in[1]), out);
       return;
-    }
     case DeviceOp::Matvec: {
       if (call.m == 0) return;
       if (call.k == 0) {

@@ -36,6 +36,12 @@ TEST(CudaGpu, TensorMatmulMatchesTheCpu) {
   test::check_matmul(device(), "cuda", rng);
 }
 
+TEST(CudaGpu, TensorMatmulBackwardMatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(test_seed() + 109);
+  test::check_matmul_backward(device(), "cuda", rng);
+}
+
 TEST(CudaGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 rng(test_seed() + 105);

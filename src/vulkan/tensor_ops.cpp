@@ -186,13 +186,16 @@ void Backend::record(DeviceState& st, const OpCall& call) {
       r.dispatch(c.pipeline("layernorm", 4, sizeof push, spec), {&a, &buf(call.in[1]), &buf(call.in[2]), &out}, push, gx, gy);
       return;
     }
-    case DeviceOp::Matmul: {
+    case DeviceOp::Matmul: case DeviceOp::MatmulBackward: {
       if (call.m == 0 || call.n == 0) return;
-      if (call.k == 0) {
-        r.fill(out, 0);
+      if (call.k == 0) {  // an empty sum: C = 0, or C unchanged when accumulating
+        if (call.beta == 0.0f) r.fill(out, 0);
         return;
       }
-      struct { std::uint32_t m, n, k; } push{u32(call.m, op), u32(call.n, op), u32(call.k, op)};
+      struct {
+        std::uint32_t m, n, k, trans_a, trans_b;
+        float beta;
+      } push{u32(call.m, op), u32(call.n, op), u32(call.k, op), call.trans_a, call.trans_b, call.beta};
       const std::array<std::uint32_t, 1> spec = {256};
       const Pipeline& p = c.pipeline("matmul", 3, sizeof push, spec);
       r.dispatch(p, {&a, &buf(call.in[1]), &out}, &push, sizeof push, u32((call.n + 63) / 64, op), u32((call.m + 63) / 64, op));

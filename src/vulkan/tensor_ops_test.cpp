@@ -38,6 +38,12 @@ TEST(VulkanGpu, TensorMatmulMatchesTheCpu) {
   test::check_matmul(device(), "vulkan", rng);
 }
 
+TEST(VulkanGpu, TensorMatmulBackwardMatchesTheCpu) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  std::mt19937_64 rng(test_seed() + 109);
+  test::check_matmul_backward(device(), "vulkan", rng);
+}
+
 TEST(VulkanGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   std::mt19937_64 rng(test_seed() + 105);

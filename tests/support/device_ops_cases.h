@@ -13,6 +13,7 @@
 
 #include "support/gpu_contract.h"
 #include "trueno/device_ops.h"
+#include "trueno/grad.h"
 #include "trueno/matrix.h"
 #include "trueno/offload.h"
 #include "trueno/ops.h"
@@ -148,6 +149,38 @@ inline void check_matmul(const Device& d, const char* backend, std::mt19937_64& 
     ASSERT_EQ(out.shape(), (Shape{c.m, c.n}));
     expect_gpu_contract(backend, "tensor_matmul", out.download(), cpu,
                         std::to_string(c.m) + "x" + std::to_string(c.k) + " times " + std::to_string(c.k) + "x" + std::to_string(c.n));
+  }
+}
+
+// grad::matmul on device tensors against the CPU's: both gradients, one of them alone, and accumulating
+// into given tensors (the same contract for dA and dB, concatenated).
+inline void check_matmul_backward(const Device& d, const char* backend, std::mt19937_64& rng) {
+  struct Case {
+    std::size_t m, n, k;
+  };
+  for (const Case c : {Case{1, 1, 1}, Case{67, 45, 130}, Case{33, 100, 7}}) {
+    const std::vector<float> a = random_normal(c.m * c.k, rng), b = random_normal(c.k * c.n, rng), dc = random_normal(c.m * c.n, rng);
+    const std::vector<float> da0 = random_normal(c.m * c.k, rng), db0 = random_normal(c.k * c.n, rng);
+    const DeviceTensor ta = DeviceTensor::upload(d, a, {c.m, c.k}), tb = DeviceTensor::upload(d, b, {c.k, c.n}),
+                       tdc = DeviceTensor::upload(d, dc, {c.m, c.n});
+    const std::string what = std::to_string(c.m) + "x" + std::to_string(c.k) + " times " + std::to_string(c.k) + "x" + std::to_string(c.n);
+    for (bool accumulate : {false, true}) {
+      std::vector<float> da = da0, db = db0;
+      grad::matmul(c.m, c.n, c.k, a.data(), b.data(), dc.data(), da.data(), db.data(), accumulate);
+      DeviceTensor gda = accumulate ? DeviceTensor::upload(d, da0, {c.m, c.k}) : DeviceTensor();
+      DeviceTensor gdb = accumulate ? DeviceTensor::upload(d, db0, {c.k, c.n}) : DeviceTensor();
+      grad::matmul(ta, tb, tdc, &gda, &gdb, accumulate);
+      std::vector<float> got = gda.download(), want = da;
+      const std::vector<float> gotb = gdb.download();
+      got.insert(got.end(), gotb.begin(), gotb.end());
+      want.insert(want.end(), db.begin(), db.end());
+      expect_gpu_contract(backend, "tensor_matmul_backward", got, want, what + (accumulate ? " accumulating" : ""));
+    }
+    DeviceTensor only_b;  // dA not wanted
+    std::vector<float> db(c.k * c.n);
+    grad::matmul(c.m, c.n, c.k, a.data(), b.data(), dc.data(), nullptr, db.data());
+    grad::matmul(ta, tb, tdc, nullptr, &only_b);
+    expect_gpu_contract(backend, "tensor_matmul_backward", only_b.download(), db, what + " dB alone");
   }
 }
 
