@@ -26,6 +26,14 @@ void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, const f
 void matmul(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& dc, DeviceTensor* da, DeviceTensor* db,
             bool accumulate = false);
 
+// The activations' and softmax's backward on device tensors (f32, equal shapes, one device; softmax: rows of
+// the last dimension), as the host forms below; dx may be empty (allocated) or a tensor of the shape.
+void silu(const DeviceTensor& x, const DeviceTensor& dy, DeviceTensor& dx);
+void gelu_tanh(const DeviceTensor& x, const DeviceTensor& dy, DeviceTensor& dx);
+void tanh(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
+void sigmoid(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
+void softmax(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
+
 // Activations, element-wise: dx = f'(.) * dy. silu and gelu_tanh from the input x; tanh and sigmoid from
 // the output y (their derivative is a function of it).
 void silu(std::span<const float> x, std::span<const float> dy, std::span<float> dx, Exec e = {});

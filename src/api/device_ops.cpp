@@ -262,5 +262,22 @@ void matmul(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& dc
   }
 }
 
+void silu(const DeviceTensor& x, const DeviceTensor& dy, DeviceTensor& dx) { binary(DeviceOp::SiluBackward, x, dy, dx); }
+void gelu_tanh(const DeviceTensor& x, const DeviceTensor& dy, DeviceTensor& dx) { binary(DeviceOp::GeluTanhBackward, x, dy, dx); }
+void tanh(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx) { binary(DeviceOp::TanhBackward, y, dy, dx); }
+void sigmoid(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx) { binary(DeviceOp::SigmoidBackward, y, dy, dx); }
+
+void softmax(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx) {
+  constexpr DeviceOp op = DeviceOp::SoftmaxBackward;
+  const Device d = common_device(op, {{"y", &y}, {"dy", &dy}});
+  need_type(op, "y", y, QuantType::F32), need_type(op, "dy", dy, QuantType::F32);
+  if (y.shape() != dy.shape()) throw ShapeError(strcat("grad::softmax: y has ", y.size(), " elements, dy ", dy.size(), "; shapes must match"));
+  if (y.cols() == 0) throw InvalidArgument("grad::softmax: undefined for rows of no element");
+  prepare_out(op, d, dx, y.shape(), QuantType::F32);
+  OpCall call{op, d};
+  call.m = y.rows(), call.n = y.cols();
+  run(call, {&y, &dy}, dx);
+}
+
 }  // namespace grad
 }  // namespace trueno

@@ -67,6 +67,10 @@ int elementwise_code(DeviceOp op) {
     case DeviceOp::GeluTanh: return 11;
     case DeviceOp::GeluErf: return 12;
     case DeviceOp::Silu: return 13;
+    case DeviceOp::SiluBackward: return 14;
+    case DeviceOp::GeluTanhBackward: return 15;
+    case DeviceOp::TanhBackward: return 16;
+    case DeviceOp::SigmoidBackward: return 17;
     default: return -1;
   }
 }
@@ -136,6 +140,14 @@ void record(DeviceState& st, const OpCall& call) {
       if (rows == 0) return;
       void* params[] = {&a, &out, &n, &rows};
       launch_rows(c, c.function("tensor_ops", "tensor_softmax_rows"), rows, params);
+      return;
+    }
+    case DeviceOp::SoftmaxBackward: {
+      std::uint32_t n = u32(call.n, op), rows = u32(call.m, op);
+      if (rows == 0) return;
+      api::CUdeviceptr dy = ptr(call.in[1]);
+      void* params[] = {&a, &dy, &out, &n, &rows};
+      launch_rows(c, c.function("tensor_ops", "tensor_softmax_backward_rows"), rows, params);
       return;
     }
     case DeviceOp::Rmsnorm: {

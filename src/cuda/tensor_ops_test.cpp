@@ -42,6 +42,12 @@ TEST(CudaGpu, TensorMatmulBackwardMatchesTheCpu) {
   test::check_matmul_backward(device(), "cuda", rng);
 }
 
+TEST(CudaGpu, TensorBackwardOpsMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(test_seed() + 110);
+  test::check_backward(device(), "cuda", rng);
+}
+
 TEST(CudaGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 rng(test_seed() + 105);

@@ -74,6 +74,10 @@ int elementwise_code(DeviceOp op) {
     case DeviceOp::GeluTanh: return 11;
     case DeviceOp::GeluErf: return 12;
     case DeviceOp::Silu: return 13;
+    case DeviceOp::SiluBackward: return 14;
+    case DeviceOp::GeluTanhBackward: return 15;
+    case DeviceOp::TanhBackward: return 16;
+    case DeviceOp::SigmoidBackward: return 17;
     default: return -1;
   }
 }
@@ -174,6 +178,13 @@ void Backend::record(DeviceState& st, const OpCall& call) {
       const std::array<std::uint32_t, 1> spec = {kWg};
       const auto [gx, gy] = grid(call.m);
       r.dispatch(c.pipeline("softmax", 2, sizeof push, spec), {&a, &out}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::SoftmaxBackward: {
+      struct { std::uint32_t n, count; } push{u32(call.n, op), u32(call.m, op)};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid(call.m);
+      r.dispatch(c.pipeline("softmax_backward", 3, sizeof push, spec), {&a, &buf(call.in[1]), &out}, push, gx, gy);
       return;
     }
     case DeviceOp::Rmsnorm:

@@ -44,6 +44,12 @@ TEST(VulkanGpu, TensorMatmulBackwardMatchesTheCpu) {
   test::check_matmul_backward(device(), "vulkan", rng);
 }
 
+TEST(VulkanGpu, TensorBackwardOpsMatchTheCpu) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  std::mt19937_64 rng(test_seed() + 110);
+  test::check_backward(device(), "vulkan", rng);
+}
+
 TEST(VulkanGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   std::mt19937_64 rng(test_seed() + 105);

@@ -184,6 +184,41 @@ inline void check_matmul_backward(const Device& d, const char* backend, std::mt1
   }
 }
 
+// The activations' and softmax's backward on device tensors against trueno::grad's host forms (tanh and
+// sigmoid take the forward's output, the others its input).
+inline void check_backward(const Device& d, const char* backend, std::mt19937_64& rng) {
+  for (DeviceOp op : {DeviceOp::SiluBackward, DeviceOp::GeluTanhBackward, DeviceOp::TanhBackward, DeviceOp::SigmoidBackward}) {
+    for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{65537}}) {
+      std::vector<float> x = random_normal(n, rng, 3.0f);
+      const std::vector<float> dy = random_normal(n, rng, 1.0f);
+      if (op == DeviceOp::TanhBackward) ops::tanh(x, x);
+      if (op == DeviceOp::SigmoidBackward) ops::sigmoid(x, x);
+      std::vector<float> cpu(n);
+      const DeviceTensor dx_in = DeviceTensor::upload(d, x), ddy = DeviceTensor::upload(d, dy);
+      DeviceTensor out;
+      switch (op) {
+        case DeviceOp::SiluBackward: grad::silu(x, dy, cpu), grad::silu(dx_in, ddy, out); break;
+        case DeviceOp::GeluTanhBackward: grad::gelu_tanh(x, dy, cpu), grad::gelu_tanh(dx_in, ddy, out); break;
+        case DeviceOp::TanhBackward: grad::tanh(x, dy, cpu), grad::tanh(dx_in, ddy, out); break;
+        default: grad::sigmoid(x, dy, cpu), grad::sigmoid(dx_in, ddy, out); break;
+      }
+      expect_gpu_contract(backend, tensor_contract(op), out.download(), cpu, "n=" + std::to_string(n));
+    }
+  }
+  for (const auto& [rows, n] : {std::pair<std::size_t, std::size_t>{1, 1}, {7, 300}, {33, 4096}}) {
+    std::vector<float> y = random_normal(rows * n, rng, 2.0f), cpu(rows * n);
+    const std::vector<float> dy = random_normal(rows * n, rng, 1.0f);
+    for (std::size_t r = 0; r < rows; ++r) {
+      const std::span<float> yr(y.data() + r * n, n);
+      ops::softmax(yr, yr);
+      grad::softmax(yr, std::span(dy).subspan(r * n, n), std::span(cpu).subspan(r * n, n));
+    }
+    DeviceTensor out;
+    grad::softmax(DeviceTensor::upload(d, y, {rows, n}), DeviceTensor::upload(d, dy, {rows, n}), out);
+    expect_gpu_contract(backend, "tensor_softmax_backward", out.download(), cpu, std::to_string(rows) + " rows of " + std::to_string(n));
+  }
+}
+
 // y = W x for every weight type of kMatvecTypes: the CPU's quant_matvec (which quantizes the activations
 // for the quantized types) against the device's.
 inline void check_matvec(const Device& d, const char* backend, std::mt19937_64& rng) {

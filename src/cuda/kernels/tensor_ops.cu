@@ -45,7 +45,20 @@ extern "C" __global__ void tensor_elementwise(const float* __restrict__ a, const
       // gelu_tanh as x * sigmoid(2u) and gelu_erf through erfc, as the CPU: no cancellation for x << 0
       case 11: y = sigmoid_times(x, ((x * x * x) * 0.044715f + x) * 1.5957691216057308f); break;
       case 12: y = (x * 0.5f) * erfcf(x * -0.70710678118654752f); break;
-      default: y = sigmoid_times(x, x); break;  // 13: silu
+      case 13: y = sigmoid_times(x, x); break;  // silu
+      // backward (trueno::grad, src/grad/grad.cpp): b is dy; x is the input (silu, gelu_tanh) or the output y
+      case 14: {
+        const float s = 1.0f / (1.0f + expf(-x));
+        y = b[i] * (s * (1.0f + x * (1.0f - s)));
+        break;
+      }
+      case 15: {
+        const float t = tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x));
+        y = b[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x * x));
+        break;
+      }
+      case 16: y = b[i] * (1.0f - x * x); break;
+      default: y = b[i] * (x * (1.0f - x)); break;  // 17: sigmoid
     }
     out[i] = y;
   }
@@ -112,6 +125,18 @@ extern "C" __global__ void tensor_layernorm_rows(const float* __restrict__ x, co
   for (u32 i = threadIdx.x; i < n; i += blockDim.x) v += (xr[i] - mean) * (xr[i] - mean);
   const float r = 1.0f / sqrtf(block_reduce(v, false) / static_cast<float>(n) + eps);
   for (u32 i = threadIdx.x; i < n; i += blockDim.x) o[i] = (xr[i] - mean) * r * w[i] + b[i];
+}
+
+// One block per row of n: dx = y * (dy - sum(dy * y)), softmax's backward from its output.
+extern "C" __global__ void tensor_softmax_backward_rows(const float* __restrict__ y, const float* __restrict__ dy, float* __restrict__ dx,
+                                                        u32 n, u32 rows) {
+  const u32 row = blockIdx.x + blockIdx.y * gridDim.x;
+  if (row >= rows) return;
+  const u64 base = static_cast<u64>(row) * n;
+  float s = 0.0f;
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) s += dy[base + i] * y[base + i];
+  s = block_reduce(s, false);
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) dx[base + i] = y[base + i] * (dy[base + i] - s);
 }
 
 // f32 -> f16 bits, round to nearest even (cvt.rn).

@@ -47,7 +47,16 @@ void main() {
     // gelu_tanh as x * sigmoid(2u) and gelu_erf through erfc, as the CPU: no cancellation for x << 0
     case 11u: y = a / (1.0 + exp(-((a * a * a) * 0.044715 + a) * 1.5957691216057308)); break;
     case 12u: y = (a * 0.5) * erfc_(a * -0.70710678118654752); break;
-    default: y = a * sigmoid_(a); break;            // 13: silu
+    case 13u: y = a * sigmoid_(a); break;           // silu
+    // backward (trueno::grad, src/grad/grad.cpp): b is dy; a is x (silu, gelu_tanh) or the output y
+    case 14u: { const float s = sigmoid_(a); y = Bv[i] * (s * (1.0 + a * (1.0 - s))); break; }
+    case 15u: {
+      const float t = tanh_(0.7978845608028654 * (a + 0.044715 * a * a * a));
+      y = Bv[i] * (0.5 * (1.0 + t) + 0.5 * a * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * a * a));
+      break;
+    }
+    case 16u: y = Bv[i] * (1.0 - a * a); break;     // tanh, from y
+    default: y = Bv[i] * (a * (1.0 - a)); break;    // 17: sigmoid, from y
   }
   Ov[i] = y;
 }
