@@ -1,6 +1,7 @@
 // The public device ops (trueno/device_ops.h) on a CUDA device against the CPU ops, by the contracts
 // `tensor_*` of contracts/gpu/cuda.yaml (CudaGpu.*: a visible skip without a device; run on the H200).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "support/device_ops_cases.h"
 #include "cuda/cuda_test_support.h"
@@ -76,7 +77,7 @@ TEST(CudaGpu, MatrixMatmulForcedOntoTheDevice) {
 // its key; the table then reads it back without measuring. Prints the measurements (docs/DEVICE_OPS.md).
 TEST(CudaGpu, CrossoverIsMeasuredAndCached) {
   TRUENO_REQUIRE_CUDA_DEVICE();
-  const std::string path = ::testing::TempDir() + "trueno_crossover_test.tsv";
+  const std::string path = ::testing::TempDir() + "trueno_crossover_test." + std::to_string(getpid()) + ".tsv";
   std::remove(path.c_str());
   setenv("TRUENO_CROSSOVER_CACHE", path.c_str(), 1);
   const std::vector<Crossover> table = calibrate();

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <string>
 
+#include <unistd.h>
+
 #include "api/crossover.h"
 #include "trueno/error.h"
 #include "trueno/matrix.h"
@@ -95,7 +97,8 @@ TEST(Offload, ADeviceThatIsNotAutomaticIsNeverChosen) {
 }
 
 TEST(Offload, CacheFileRoundTripsThroughATemporaryName) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "trueno_offload_test";
+  // One folder per process: ctest runs this test alone and inside the qemu suites at the same time.
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / ("trueno_offload_test." + std::to_string(getpid()));
   std::filesystem::remove_all(dir);
   const std::string path = (dir / "sub" / "crossover.tsv").string();
   const std::vector<detail::CachedCrossover> in = {
