@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <span>
 
+#include "trueno/device_tensor.h"
 #include "trueno/ops.h"
 
 namespace trueno::grad {
@@ -18,6 +19,20 @@ namespace trueno::grad {
 // be null (not wanted). accumulate adds into da, db instead of overwriting them.
 void matmul(std::size_t m, std::size_t n, std::size_t k, const float* a, const float* b, const float* dc, float* da, float* db,
             bool accumulate = false, Exec e = {});
+
+// The same on device tensors (device_tensor.h; a, b, dc f32 on one device): enqueued like the device ops
+// (two GEMMs: cuBLAS on CUDA, matmul.comp on Vulkan). An empty *da / *db is allocated on the operands'
+// device (accumulate then needs a given one); either pointer may be null.
+void matmul(const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor& dc, DeviceTensor* da, DeviceTensor* db,
+            bool accumulate = false);
+
+// The activations' and softmax's backward on device tensors (f32, equal shapes, one device; softmax: rows of
+// the last dimension), as the host forms below; dx may be empty (allocated) or a tensor of the shape.
+void silu(const DeviceTensor& x, const DeviceTensor& dy, DeviceTensor& dx);
+void gelu_tanh(const DeviceTensor& x, const DeviceTensor& dy, DeviceTensor& dx);
+void tanh(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
+void sigmoid(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
+void softmax(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
 
 // Activations, element-wise: dx = f'(.) * dy. silu and gelu_tanh from the input x; tanh and sigmoid from
 // the output y (their derivative is a function of it).

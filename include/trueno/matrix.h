@@ -7,6 +7,7 @@
 
 #include "trueno/aligned.h"
 #include "trueno/backend.h"
+#include "trueno/device.h"
 #include "trueno/vector.h"
 
 namespace trueno {
@@ -25,10 +26,15 @@ class Matrix {
   float& operator()(std::size_t r, std::size_t c) { return data_[r * cols_ + c]; }
   float operator()(std::size_t r, std::size_t c) const { return data_[r * cols_ + c]; }
 
+  // Forces this object's ops onto a CPU tier, or (matmul) onto a device; each clears the other.
   Matrix& on(Backend b);
+  Matrix& on(const Device& d);
   std::optional<Backend> backend() const { return backend_; }
+  std::optional<Device> device() const { return device_; }
 
-  // [m x k] * [k x n] -> [m x n]; ShapeError when a.cols() != b.rows().
+  // [m x k] * [k x n] -> [m x n]; ShapeError when a.cols() != b.rows(). Runs on a device when an operand
+  // is forced onto one, or when nothing forces a CPU tier and the offload policy picks one (offload.h:
+  // the measured crossover table); the data then goes up and the product comes back in this call.
   static Matrix matmul(const Matrix& a, const Matrix& b);
   // [m x k] * [k] -> [m]
   Vector matvec(const Vector& x) const;
@@ -38,6 +44,7 @@ class Matrix {
   std::size_t rows_ = 0, cols_ = 0;
   std::vector<float, AlignedAllocator<float>> data_;
   std::optional<Backend> backend_;
+  std::optional<Device> device_;
 };
 
 }  // namespace trueno

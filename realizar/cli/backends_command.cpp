@@ -1,9 +1,12 @@
 // `realizar backends`: every CPU tier and every device of the backend list, available or not (with the
-// reason), the selected CPU tier and the devices realizar can run a model on.
+// reason), the selected CPU tier, the devices realizar can run a model on, and trueno's crossover table
+// for ops on host data (trueno/offload.h; --calibrate measures it again).
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "realizar/model.h"
@@ -16,7 +19,35 @@ namespace {
 
 struct BackendsOptions {
   std::string backend;
+  bool calibrate = false;
 };
+
+// The crossover table as cached (or measured now with --calibrate): where Matrix::matmul on host data
+// may run when nothing forces it.
+void print_crossovers(bool calibrate) {
+  std::printf("\n%-10s %-8s %-22s %s\n", "device", "op", "automatic", "measured");
+  std::vector<std::optional<trueno::Crossover>> rows;
+  if (calibrate) {
+    for (const auto& c : trueno::calibrate()) rows.emplace_back(c);
+  } else {
+    rows = trueno::cached_crossovers();
+  }
+  std::size_t i = 0;
+  for (const auto& s : trueno::device_report()) {
+    if (!s.available) continue;
+    if (i >= rows.size()) break;
+    const auto& c = rows[i++];
+    if (!c) {
+      std::printf("%-10s %-8s %-22s %s\n", s.device.str().c_str(), "matmul", "not measured yet",
+                  "measured at the first Matrix::matmul that could use it, or now with --calibrate");
+      continue;
+    }
+    const std::string when = c->automatic ? "from n >= " + std::to_string(c->min_size) : "never";
+    std::printf("%-10s %-8s %-22s %s\n", c->device.str().c_str(), std::string(trueno::name(c->op)).c_str(), when.c_str(), c->detail.c_str());
+  }
+  const std::string path = trueno::crossover_cache_path();
+  std::printf("crossover cache: %s\n", path.empty() ? "off (TRUENO_CROSSOVER_CACHE=off)" : path.c_str());
+}
 
 int run_backends(const BackendsOptions& opt) {
   std::printf("%-10s %-12s %s\n", "cpu tier", "status", "detail");
@@ -52,6 +83,7 @@ int run_backends(const BackendsOptions& opt) {
   std::printf("selected: %s (%s)\n", std::string(trueno::name(selected)).c_str(), why.c_str());
   std::printf("threads: %d (%s)\n", trueno::num_threads(),
               std::getenv("TRUENO_THREADS") ? "TRUENO_THREADS" : "physical cores");
+  print_crossovers(opt.calibrate);
   return 0;
 }
 
@@ -61,6 +93,7 @@ std::function<int()> add_backends_command(CLI::App& app) {
   auto opt = std::make_shared<BackendsOptions>();
   CLI::App* cmd = app.add_subcommand("backends", "List compute backends, their availability and the one selected");
   cmd->add_option("--backend", opt->backend, "Check that this CPU tier or device can be forced (scalar, sse2, avx, avx2, avx512, neon, cuda, cuda:1, ...)");
+  cmd->add_flag("--calibrate", opt->calibrate, "Measure the crossover table of ops on host data now (CPU vs each device) and cache it");
   return [cmd, opt] { return cmd->parsed() ? run_backends(*opt) : -1; };
 }
 

@@ -1,0 +1,81 @@
+// What a device backend (src/<folder>/, device_kinds.inc) implements for the public device tensors and
+// ops (include/trueno/device_tensor.h, device_ops.h): memory, copies, one enqueue entry for every op of
+// the list, and a wait. The core calls it through this interface and never includes a backend's headers.
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "trueno/device_ops.h"
+#include "trueno/device_tensor.h"
+
+namespace trueno::detail {
+
+// Device memory of one tensor; a backend derives its own (holding its buffer and its context).
+struct DeviceStorage {
+  DeviceStorage(Device d, std::size_t b) : device(d), bytes(b) {}
+  virtual ~DeviceStorage() = default;
+  Device device;
+  std::size_t bytes;
+};
+
+// One op as the core hands it to a backend, checked: every storage is on the backend's device `device`,
+// shapes fit (src/api/device_ops.cpp).
+//   Binary/Unary: in[0] (, in[1]) and out of n f32; alpha for Scale.
+//   Reduce:       in[0] (, in[1] for Dot) of n f32; out one f32.
+//   Rows:         in[0] rows x n; in[1] the weight, in[2] the bias (n each); eps.
+//   Matmul, MatmulBackward: out[m][n] = op(in[0]) op(in[1]) + beta * out, op(X) = X^T where trans_a /
+//                 trans_b (in[0] then stored k x m, in[1] n x k); Matmul has no transposes and beta 0.
+//   Matvec:       in[0] m x k of type `type`, in[1] k f32, out m f32.
+//   Convert:      in[0] and out n elements.
+struct OpCall {
+  DeviceOp op;
+  Device device;
+  const DeviceStorage* in[3] = {nullptr, nullptr, nullptr};
+  DeviceStorage* out = nullptr;
+  QuantType type = QuantType::F32;  // of in[0]
+  std::size_t m = 0, n = 0, k = 0;
+  float alpha = 0.0f, eps = 0.0f;
+  bool trans_a = false, trans_b = false;
+  float beta = 0.0f;
+};
+
+// Note [Device op list]
+// include/trueno/device_ops.inc is the one list of public device ops. A backend answers missing() for
+// each (the empty string when it has a kernel, else why not, which the "no kernel" error quotes) and
+// enqueue() for the ones it has. Ops are asynchronous: enqueue() records or launches and returns; storages
+// an enqueued op reads or writes, and any scratch it needs, are kept alive by the backend until the next
+// synchronize() of that device, so a tensor dropped right after an op is safe. read() and write() wait
+// for the device's queued work first (write() could otherwise overwrite what a queued op still reads).
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+  // "" when the backend has a kernel for op with in[0] of `type`; else the reason, e.g. "q8_k weights are
+  // an activation format".
+  virtual std::string missing(DeviceOp op, QuantType type) const = 0;
+  // Throws BackendUnavailable naming the device when it cannot be opened.
+  virtual std::shared_ptr<DeviceStorage> allocate(const Device& d, std::size_t bytes) = 0;
+  virtual void write(DeviceStorage& s, const void* src, std::size_t bytes) = 0;
+  virtual void read(const DeviceStorage& s, void* dst, std::size_t bytes) = 0;
+  virtual void enqueue(const OpCall& call, const std::shared_ptr<DeviceStorage>* keep, std::size_t keep_count) = 0;
+  virtual void synchronize(const Device& d) = 0;
+};
+
+// The backend of d's kind; BackendUnavailable naming the kind when this build has none.
+DeviceBackend& device_backend(DeviceKind kind);
+// Whether this build has a backend for the kind (device_kinds.inc and the CMake option).
+DeviceBackend* find_device_backend(DeviceKind kind);
+
+// Lets the core (and tests) reach a tensor's storage and build tensors from a storage.
+struct DeviceTensorAccess {
+  static const std::shared_ptr<DeviceStorage>& storage(const DeviceTensor& t) { return t.storage_; }
+  static DeviceTensor make(std::shared_ptr<DeviceStorage> s, Shape shape, QuantType type) {
+    DeviceTensor t;
+    t.storage_ = std::move(s);
+    t.shape_ = std::move(shape);
+    t.type_ = type;
+    return t;
+  }
+};
+
+}  // namespace trueno::detail

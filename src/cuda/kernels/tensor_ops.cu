@@ -1,0 +1,153 @@
+// The public device ops on CUDA (trueno::ops on DeviceTensor; launchers in src/cuda/tensor_ops.cpp):
+// element-wise, whole-tensor reductions, row-wise softmax / rmsnorm / layernorm, f32 <-> f16. Matmul and
+// f32 matvec go to cuBLAS, quantized matvec to the decode GEMV kernels. Every kernel here is launched with
+// 256 threads per block (the block reductions assume it). The formulas are the CPU reference's
+// (src/cpu/kernels/*/_ref.cpp), with the accurate libdevice functions (expf, tanhf, erfcf; no fast math).
+#include "prelude.cuh"
+
+// The sum (or max) over a block of 256 threads, returned to every thread.
+__device__ __forceinline__ float block_reduce(float v, bool is_max) {
+  __shared__ float part[8];
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) {
+    const float w = __shfl_xor_sync(0xffffffffu, v, o);
+    v = is_max ? fmaxf(v, w) : v + w;
+  }
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  __syncthreads();  // part[] may still be read by a previous call
+  if (lane == 0) part[warp] = v;
+  __syncthreads();
+  float r = part[0];
+  for (int i = 1; i < 8; ++i) r = is_max ? fmaxf(r, part[i]) : r + part[i];
+  return r;
+}
+
+__device__ __forceinline__ float sigmoid_times(float x, float u) { return x / (1.0f + expf(-u)); }
+
+// out[i] = f(a[i], b[i]) or f(a[i]); op codes as the launcher's table (tensor_ops.cpp).
+extern "C" __global__ void tensor_elementwise(const float* __restrict__ a, const float* __restrict__ b, float* out, u32 n, int op,
+                                              float alpha) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const float x = a[i];
+    float y;
+    switch (op) {
+      case 0: y = __fadd_rn(x, b[i]); break;
+      case 1: y = __fsub_rn(x, b[i]); break;
+      case 2: y = __fmul_rn(x, b[i]); break;
+      case 3: y = __fdiv_rn(x, b[i]); break;
+      case 4: y = sigmoid_times(x, x) * b[i]; break;  // swiglu
+      case 5: y = __fmul_rn(x, alpha); break;
+      case 6: y = fabsf(x); break;
+      case 7: y = x > 0.0f ? x : 0.0f; break;
+      case 8: y = expf(x); break;
+      case 9: y = 1.0f / (1.0f + expf(-x)); break;
+      case 10: y = tanhf(x); break;
+      // gelu_tanh as x * sigmoid(2u) and gelu_erf through erfc, as the CPU: no cancellation for x << 0
+      case 11: y = sigmoid_times(x, ((x * x * x) * 0.044715f + x) * 1.5957691216057308f); break;
+      case 12: y = (x * 0.5f) * erfcf(x * -0.70710678118654752f); break;
+      case 13: y = sigmoid_times(x, x); break;  // silu
+      // backward (trueno::grad, src/grad/grad.cpp): b is dy; x is the input (silu, gelu_tanh) or the output y
+      case 14: {
+        const float s = 1.0f / (1.0f + expf(-x));
+        y = b[i] * (s * (1.0f + x * (1.0f - s)));
+        break;
+      }
+      case 15: {
+        const float t = tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x));
+        y = b[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x * x));
+        break;
+      }
+      case 16: y = b[i] * (1.0f - x * x); break;
+      default: y = b[i] * (x * (1.0f - x)); break;  // 17: sigmoid
+    }
+    out[i] = y;
+  }
+}
+
+// Whole-tensor sum (op 0), max (1) or dot (2) in two launches: stage 0, `groups` blocks each write the
+// reduction of a strided share into partials[block]; stage 1, one block combines the partials into out[0].
+extern "C" __global__ void tensor_reduce(const float* __restrict__ x, const float* __restrict__ y, float* partials, float* out, u32 n,
+                                         int op, int stage, u32 groups) {
+  const bool is_max = op == 1;
+  float acc = is_max ? __int_as_float(0xff800000) : 0.0f;
+  if (stage == 0) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += groups * blockDim.x) {
+      const float v = op == 2 ? x[i] * y[i] : x[i];
+      acc = is_max ? fmaxf(acc, v) : acc + v;
+    }
+  } else {
+    for (u32 i = threadIdx.x; i < groups; i += blockDim.x) acc = is_max ? fmaxf(acc, partials[i]) : acc + partials[i];
+  }
+  const float r = block_reduce(acc, is_max);
+  if (threadIdx.x != 0) return;
+  if (stage == 0) partials[blockIdx.x] = r; else out[0] = r;
+}
+
+// One block per row of n: softmax (exp(x - max) / sum).
+extern "C" __global__ void tensor_softmax_rows(const float* __restrict__ x, float* __restrict__ out, u32 n, u32 rows) {
+  const u32 row = blockIdx.x + blockIdx.y * gridDim.x;
+  if (row >= rows) return;
+  const float* xr = x + static_cast<u64>(row) * n;
+  float* o = out + static_cast<u64>(row) * n;
+  float m = __int_as_float(0xff800000);
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) m = fmaxf(m, xr[i]);
+  m = block_reduce(m, true);
+  float s = 0.0f;
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) s += expf(xr[i] - m);
+  const float inv = 1.0f / block_reduce(s, false);
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) o[i] = expf(xr[i] - m) * inv;
+}
+
+// One block per row of n: x / sqrt(mean(x^2) + eps) * w.
+extern "C" __global__ void tensor_rmsnorm_rows(const float* __restrict__ x, const float* __restrict__ w, float* __restrict__ out, u32 n,
+                                               u32 rows, float eps) {
+  const u32 row = blockIdx.x + blockIdx.y * gridDim.x;
+  if (row >= rows) return;
+  const float* xr = x + static_cast<u64>(row) * n;
+  float* o = out + static_cast<u64>(row) * n;
+  float s = 0.0f;
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) s += xr[i] * xr[i];
+  const float r = 1.0f / sqrtf(block_reduce(s, false) / static_cast<float>(n) + eps);
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) o[i] = xr[i] * r * w[i];
+}
+
+// One block per row of n: (x - mean) / sqrt(var + eps) * w + b (two passes: mean, then the variance).
+extern "C" __global__ void tensor_layernorm_rows(const float* __restrict__ x, const float* __restrict__ w, const float* __restrict__ b,
+                                                 float* __restrict__ out, u32 n, u32 rows, float eps) {
+  const u32 row = blockIdx.x + blockIdx.y * gridDim.x;
+  if (row >= rows) return;
+  const float* xr = x + static_cast<u64>(row) * n;
+  float* o = out + static_cast<u64>(row) * n;
+  float s = 0.0f;
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) s += xr[i];
+  const float mean = block_reduce(s, false) / static_cast<float>(n);
+  float v = 0.0f;
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) v += (xr[i] - mean) * (xr[i] - mean);
+  const float r = 1.0f / sqrtf(block_reduce(v, false) / static_cast<float>(n) + eps);
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) o[i] = (xr[i] - mean) * r * w[i] + b[i];
+}
+
+// One block per row of n: dx = y * (dy - sum(dy * y)), softmax's backward from its output.
+extern "C" __global__ void tensor_softmax_backward_rows(const float* __restrict__ y, const float* __restrict__ dy, float* __restrict__ dx,
+                                                        u32 n, u32 rows) {
+  const u32 row = blockIdx.x + blockIdx.y * gridDim.x;
+  if (row >= rows) return;
+  const u64 base = static_cast<u64>(row) * n;
+  float s = 0.0f;
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) s += dy[base + i] * y[base + i];
+  s = block_reduce(s, false);
+  for (u32 i = threadIdx.x; i < n; i += blockDim.x) dx[base + i] = y[base + i] * (dy[base + i] - s);
+}
+
+// f32 -> f16 bits, round to nearest even (cvt.rn).
+extern "C" __global__ void tensor_f32_to_f16(const float* __restrict__ x, u16* __restrict__ out, u32 n) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    u16 h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x[i]));
+    out[i] = h;
+  }
+}
+
+extern "C" __global__ void tensor_f16_to_f32(const u16* __restrict__ x, float* __restrict__ out, u32 n) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = f16_to_f32(x[i]);
+}

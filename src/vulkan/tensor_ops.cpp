@@ -1,0 +1,245 @@
+// The Vulkan backend of the public device tensors and ops (src/core/device_backend.h): one Context per
+// device index, opened on first use and kept for the process; ops are recorded into that device's
+// Recorder and submitted at the synchronization point (Note [Vulkan deferred submission]).
+#include <algorithm>
+#include <array>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "core/device_backend.h"
+#include "core/strings.h"
+#include "trueno/vulkan/context.h"
+#include "trueno/vulkan/ops.h"
+
+namespace trueno::vulkan {
+namespace {
+
+using detail::DeviceStorage;
+using detail::OpCall;
+
+constexpr std::uint32_t kWg = 256;  // power of two (the shared-memory reductions); matmul.comp needs 256
+
+struct Storage : DeviceStorage {
+  Storage(const Device& d, std::size_t bytes, std::shared_ptr<Context> c)
+      : DeviceStorage(d, bytes), ctx(std::move(c)), buffer(*ctx, std::max<std::size_t>(bytes, 4)) {}
+  std::shared_ptr<Context> ctx;  // declared first: destroyed after the buffer
+  Buffer buffer;
+};
+
+// Note [Vulkan deferred submission]
+// Ops are recorded into one command buffer per device and submitted when the user synchronizes (download,
+// write, synchronize()) or when kMaxRecorded dispatches are pending, so a chain of ops costs one submit
+// and one wait. What the recorded commands bind (tensors, scratch) is kept alive until that submit.
+constexpr std::size_t kMaxRecorded = 512;
+
+struct DeviceState {
+  std::shared_ptr<Context> ctx;
+  std::unique_ptr<Recorder> rec;
+  std::vector<std::shared_ptr<void>> keep;
+  std::mutex mu;
+  void flush() {
+    rec->submit();
+    keep.clear();
+  }
+};
+
+std::pair<std::uint32_t, std::uint32_t> grid(std::size_t groups) {
+  const std::size_t x = std::min<std::size_t>(std::max<std::size_t>(groups, 1), 65535);
+  return {static_cast<std::uint32_t>(x), static_cast<std::uint32_t>((groups + x - 1) / x)};
+}
+
+std::uint32_t u32(std::size_t v, DeviceOp op) {
+  if (v > 0xffffffffu) throw ShapeError(strcat("vulkan ", name(op), ": ", v, " elements do not fit the shaders' 32-bit indices"));
+  return static_cast<std::uint32_t>(v);
+}
+
+const Buffer& buf(const DeviceStorage* s) { return static_cast<const Storage*>(s)->buffer; }
+Buffer& buf(DeviceStorage* s) { return static_cast<Storage*>(s)->buffer; }
+
+// elementwise.comp's op codes.
+int elementwise_code(DeviceOp op) {
+  switch (op) {
+    case DeviceOp::Add: return 0;
+    case DeviceOp::Sub: return 1;
+    case DeviceOp::Mul: return 2;
+    case DeviceOp::Div: return 3;
+    case DeviceOp::Swiglu: return 4;
+    case DeviceOp::Scale: return 5;
+    case DeviceOp::Abs: return 6;
+    case DeviceOp::Relu: return 7;
+    case DeviceOp::Exp: return 8;
+    case DeviceOp::Sigmoid: return 9;
+    case DeviceOp::Tanh: return 10;
+    case DeviceOp::GeluTanh: return 11;
+    case DeviceOp::GeluErf: return 12;
+    case DeviceOp::Silu: return 13;
+    case DeviceOp::SiluBackward: return 14;
+    case DeviceOp::GeluTanhBackward: return 15;
+    case DeviceOp::TanhBackward: return 16;
+    case DeviceOp::SigmoidBackward: return 17;
+    default: return -1;
+  }
+}
+
+class Backend final : public detail::DeviceBackend {
+ public:
+  std::string missing(DeviceOp op, QuantType type) const override {
+    if (op == DeviceOp::Matvec)
+      return gemv_supports(type) ? "" : strcat(quant_info(type).name, " weights (gemv takes f32, f16, bf16, q4_0, q8_0, q4_k, q5_k, q6_k)");
+    if (op == DeviceOp::F16ToF32) return type == QuantType::F16 ? "" : "not f16";
+    return type == QuantType::F32 ? "" : "not f32";
+  }
+
+  std::shared_ptr<DeviceStorage> allocate(const Device& d, std::size_t bytes) override {
+    DeviceState& st = state(d);
+    return std::make_shared<Storage>(d, bytes, st.ctx);
+  }
+
+  void write(DeviceStorage& s, const void* src, std::size_t bytes) override {
+    DeviceState& st = state(s.device);
+    std::lock_guard lock(st.mu);
+    st.flush();
+    buf(&s).upload(src, bytes);
+  }
+
+  void read(const DeviceStorage& s, void* dst, std::size_t bytes) override {
+    DeviceState& st = state(s.device);
+    std::lock_guard lock(st.mu);
+    st.flush();
+    buf(&s).download(dst, bytes);
+  }
+
+  void synchronize(const Device& d) override {
+    DeviceState& st = state(d);
+    std::lock_guard lock(st.mu);
+    st.flush();
+  }
+
+  void enqueue(const OpCall& call, const std::shared_ptr<DeviceStorage>* keep, std::size_t keep_count) override {
+    DeviceState& st = state(call.device);
+    std::lock_guard lock(st.mu);
+    st.keep.insert(st.keep.end(), keep, keep + keep_count);
+    record(st, call);
+    if (st.rec->recorded() >= kMaxRecorded) st.flush();
+  }
+
+ private:
+  DeviceState& state(const Device& d) {
+    std::lock_guard lock(mu_);
+    std::unique_ptr<DeviceState>& p = devices_[d.index];
+    if (!p) {
+      auto st = std::make_unique<DeviceState>();
+      st->ctx = Context::open(d.index);
+      st->rec = std::make_unique<Recorder>(*st->ctx);
+      p = std::move(st);
+    }
+    return *p;
+  }
+
+  void record(DeviceState& st, const OpCall& call);
+
+  std::mutex mu_;
+  std::map<int, std::unique_ptr<DeviceState>> devices_;
+};
+
+void Backend::record(DeviceState& st, const OpCall& call) {
+  Context& c = *st.ctx;
+  Recorder& r = *st.rec;
+  const DeviceOp op = call.op;
+  const Buffer& a = buf(call.in[0]);
+  Buffer& out = buf(call.out);
+  if (const int code = elementwise_code(op); code >= 0) {
+    if (call.n == 0) return;
+    const Buffer& b = call.in[1] ? buf(call.in[1]) : a;
+    const std::array<std::uint32_t, 2> spec = {kWg, static_cast<std::uint32_t>(code)};
+    struct { std::uint32_t n; float alpha; } push{u32(call.n, op), call.alpha};
+    const auto [gx, gy] = grid((call.n + kWg - 1) / kWg);
+    r.dispatch(c.pipeline("elementwise", 3, sizeof push, spec), {&a, &b, &out}, push, gx, gy);
+    return;
+  }
+  switch (op) {
+    case DeviceOp::Sum: case DeviceOp::Max: case DeviceOp::Dot: {
+      const std::uint32_t code = op == DeviceOp::Sum ? 0 : op == DeviceOp::Max ? 1 : 2;
+      const std::uint32_t groups = static_cast<std::uint32_t>(std::clamp<std::size_t>((call.n + 4 * kWg - 1) / (4 * kWg), 1, 1024));
+      auto partials = std::make_shared<Buffer>(c, groups * 4);
+      st.keep.push_back(partials);
+      const Buffer& b = call.in[1] ? buf(call.in[1]) : a;
+      const std::array<std::uint32_t, 2> spec = {kWg, code};
+      const Pipeline& p = c.pipeline("reduce", 4, 12, spec);
+      struct { std::uint32_t n, groups, stage; } push{u32(call.n, op), groups, 0};
+      r.dispatch(p, {&a, &b, partials.get(), &out}, push, groups);
+      push.stage = 1;
+      r.dispatch(p, {&a, &b, partials.get(), &out}, push, 1);
+      return;
+    }
+    case DeviceOp::Softmax: {
+      struct { std::uint32_t n, count; } push{u32(call.n, op), u32(call.m, op)};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid(call.m);
+      r.dispatch(c.pipeline("softmax", 2, sizeof push, spec), {&a, &out}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::SoftmaxBackward: {
+      struct { std::uint32_t n, count; } push{u32(call.n, op), u32(call.m, op)};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid(call.m);
+      r.dispatch(c.pipeline("softmax_backward", 3, sizeof push, spec), {&a, &buf(call.in[1]), &out}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::Rmsnorm:
+      rmsnorm(r, a, buf(call.in[1]), call.eps, out, call.m, call.n);  // the decode shader (ops.h)
+      return;
+    case DeviceOp::Layernorm: {
+      struct { std::uint32_t n; float eps; std::uint32_t count; } push{u32(call.n, op), call.eps, u32(call.m, op)};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid(call.m);
+      r.dispatch(c.pipeline("layernorm", 4, sizeof push, spec), {&a, &buf(call.in[1]), &buf(call.in[2]), &out}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::Matmul: case DeviceOp::MatmulBackward: {
+      if (call.m == 0 || call.n == 0) return;
+      if (call.k == 0) {  // an empty sum: C = 0, or C unchanged when accumulating
+        if (call.beta == 0.0f) r.fill(out, 0);
+        return;
+      }
+      struct {
+        std::uint32_t m, n, k, trans_a, trans_b;
+        float beta;
+      } push{u32(call.m, op), u32(call.n, op), u32(call.k, op), call.trans_a, call.trans_b, call.beta};
+      const std::array<std::uint32_t, 1> spec = {256};
+      const Pipeline& p = c.pipeline("matmul", 3, sizeof push, spec);
+      r.dispatch(p, {&a, &buf(call.in[1]), &out}, &push, sizeof push, u32((call.n + 63) / 64, op), u32((call.m + 63) / 64, op));
+      return;
+    }
+    case DeviceOp::Matvec:
+      if (call.m == 0) return;
+      if (call.k == 0) {
+        r.fill(out, 0);
+        return;
+      }
+      gemv(r, call.type, a, call.m, call.k, buf(call.in[1]), 1, out);  // the decode shaders (ops.h)
+      return;
+    case DeviceOp::F32ToF16: case DeviceOp::F16ToF32: {
+      if (call.n == 0) return;
+      const bool to_f32 = op == DeviceOp::F16ToF32;
+      const std::array<std::uint32_t, 2> spec = {kWg, to_f32 ? 1u : 0u};
+      struct { std::uint32_t n; } push{u32(call.n, op)};
+      const std::size_t threads = to_f32 ? call.n : (call.n + 1) / 2;
+      const auto [gx, gy] = grid((threads + kWg - 1) / kWg);
+      r.dispatch(c.pipeline("convert", 2, sizeof push, spec), {&a, &out}, push, gx, gy);
+      return;
+    }
+    default:
+      throw BackendUnavailable(strcat("op ", name(op), " has no kernel on device ", call.device.str()));
+  }
+}
+
+}  // namespace
+
+detail::DeviceBackend& tensor_backend() {
+  static Backend b;
+  return b;
+}
+
+}  // namespace trueno::vulkan
