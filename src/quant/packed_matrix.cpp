@@ -43,10 +43,12 @@ void pack_q6_k_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, 
       std::memcpy(&b, rows + r * row_bytes + i * sizeof(BlockQ6_K), sizeof(b));
       p.d[r] = b.d;
       for (int j = 0; j < 16; ++j) p.scales[j / 2][r][j % 2] = b.scales[j];
-      for (int c = 0; c < 4; ++c)
-        for (int k = 0; k < 8; ++k) std::memcpy(p.ql[c][k][r], b.ql + 32 * c + 4 * k, 4);
       for (int h = 0; h < 2; ++h)
-        for (int k = 0; k < 8; ++k) std::memcpy(p.qh[h][k][r], b.qh + 32 * h + 4 * k, 4);
+        for (int k = 0; k < 8; ++k) {
+          std::memcpy(p.q[h][k][0][r], b.ql + 64 * h + 4 * k, 4);
+          std::memcpy(p.q[h][k][1][r], b.ql + 64 * h + 32 + 4 * k, 4);
+          std::memcpy(p.q[h][k][2][r], b.qh + 32 * h + 4 * k, 4);
+        }
     }
     std::memcpy(out + i * sizeof(p), &p, sizeof(p));
   }

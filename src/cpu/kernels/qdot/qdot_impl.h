@@ -139,7 +139,7 @@ inline void generic_dot_x8_q6_k_q8_k(const void* w, const void* x, std::size_t n
         int s[8] = {};
         for (int l = 0; l < 32; ++l) {
           const int is = l / 16, k = l / 4, e = l % 4;
-          const int ql0 = b.ql[2 * h][k][r][e], ql1 = b.ql[2 * h + 1][k][r][e], qh = b.qh[h][k][r][e];
+          const int ql0 = b.q[h][k][0][r][e], ql1 = b.q[h][k][1][r][e], qh = b.q[h][k][2][r][e];
           const std::int8_t* qx = bx.qs + 128 * h;
           s[is] += (((ql0 & 0xF) | (((qh >> 0) & 3) << 4)) - 32) * qx[l];
           s[is + 2] += (((ql1 & 0xF) | (((qh >> 2) & 3) << 4)) - 32) * qx[l + 32];
