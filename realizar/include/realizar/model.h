@@ -56,13 +56,12 @@ struct LayerWeights {
 // Note [Packed CPU weights]
 // The CPU decode step multiplies its Q4_K and Q6_K matrices through trueno::PackedQuantMatrix: rows
 // repacked 8 at a time so that one register holds 8 rows (Note [Interleaved rows] in trueno's
-// src/quant/blocks.h), per row about 2x faster than the single-row dot on AVX2 (Q4_K and Q6_K) and
-// 1.6-2x on AVX-512, with the same results bit for bit. The cost is memory: a second copy of every
-// such matrix (+2.8% for Q4_K's decoded scales) in RAM beside the mapped file, which prefill keeps
-// reading: 613 MiB for a 1.1B Q4_K_M model. Packed once per Model, on the first CPU decode step (so
-// never for weights that only go to a GPU), shared by every CPU sequence; only where the CPU tier has
-// the 8-row kernels (AVX2 / AVX-512).
-// REALIZAR_REPACK=0 turns it off.
+// src/quant/blocks.h), per row about 2x faster hot than the single-row dot on AVX2 (Q4_K and Q6_K); on
+// AVX-512 2x for Q4_K, 1.1-1.4x for Q6_K (docs/PERFORMANCE.md); the same results bit for bit. The cost
+// is memory: a second copy of every such matrix (+2.8% for Q4_K's decoded scales) in RAM beside the
+// mapped file, which prefill keeps reading: 613 MiB for a 1.1B Q4_K_M model. Packed once per Model, on
+// the first CPU decode step (so never for weights that only go to a GPU), shared by every CPU sequence;
+// only where the CPU tier has the 8-row kernels (AVX2 / AVX-512). REALIZAR_REPACK=0 turns it off.
 struct PackedWeights {
   struct Layer {
     std::optional<trueno::PackedQuantMatrix> wq, wk, wv, wo, gate, up, down;
