@@ -73,12 +73,12 @@ void quantize(QuantType type, std::span<const float> x, std::span<std::byte> out
 // for the 8-row decode kernels: one activation row (quant_matvec, quant_matvec_multi,
 // quant_gate_up_swiglu) takes those; the original bytes serve the rows past the last multiple of 8
 // and every call with more than one activation row. Memory: a second copy of the packed rows (their
-// bytes plus 2.8%: the scales decoded to bytes), beside the original.
+// bytes, plus 2.8% for Q4_K: its scales decoded to bytes), beside the original.
 // Holds a view of the original bytes: they must outlive the PackedQuantMatrix and stay unchanged.
 class PackedQuantMatrix {
  public:
   // Nothing when the CPU tier `backend` resolves to has no 8-row kernel for `type` that beats the
-  // single-row dot: for now only Q4_K on AVX2 and AVX-512. Throws ShapeError on a size mismatch.
+  // single-row dot: for now Q4_K and Q6_K on AVX2 and AVX-512. Throws ShapeError on a size mismatch.
   static std::optional<PackedQuantMatrix> pack(QuantType type, std::span<const std::byte> w, std::size_t rows,
                                                std::size_t cols, std::optional<Backend> backend = {});
   QuantType type() const { return type_; }

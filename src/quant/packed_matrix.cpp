@@ -35,9 +35,38 @@ void pack_q4_k_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, 
   }
 }
 
+void pack_q6_k_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, std::byte* out) {
+  for (std::size_t i = 0; i < nb; ++i) {
+    BlockQ6_Kx8 p;
+    for (int r = 0; r < 8; ++r) {
+      BlockQ6_K b;
+      std::memcpy(&b, rows + r * row_bytes + i * sizeof(BlockQ6_K), sizeof(b));
+      p.d[r] = b.d;
+      for (int j = 0; j < 16; ++j) p.scales[j / 2][r][j % 2] = b.scales[j];
+      for (int h = 0; h < 2; ++h)
+        for (int k = 0; k < 8; ++k) {
+          std::memcpy(p.q[h][k][0][r], b.ql + 64 * h + 4 * k, 4);
+          std::memcpy(p.q[h][k][1][r], b.ql + 64 * h + 32 + 4 * k, 4);
+          std::memcpy(p.q[h][k][2][r], b.qh + 32 * h + 4 * k, 4);
+        }
+    }
+    std::memcpy(out + i * sizeof(p), &p, sizeof(p));
+  }
+}
+
 }  // namespace quant
 
 namespace {
+
+// The 8-row layout of a type (Note [Interleaved rows]): bytes per block of 8 rows, and its packer.
+struct X8Format {
+  std::size_t block_bytes;
+  void (*pack)(const std::byte*, std::size_t, std::size_t, std::byte*);
+};
+X8Format x8_format(QuantType type) {
+  if (type == QuantType::Q6_K) return {sizeof(quant::BlockQ6_Kx8), quant::pack_q6_k_x8};
+  return {sizeof(quant::BlockQ4_Kx8), quant::pack_q4_k_x8};
+}
 
 // Note [Packed weights on huge pages]
 // Decode streams the packed rows from memory once per token; the mapped file may sit on huge pages of
@@ -62,7 +91,7 @@ void PackedQuantMatrix::Free::operator()(std::byte* p) const { std::free(p); }
 
 bool has_fast_x8(QuantType type, std::optional<Backend> backend) {
   const Backend b = cpu::kernels_backend(backend);
-  return type == QuantType::Q4_K && (b == Backend::AVX2 || b == Backend::AVX512);
+  return (type == QuantType::Q4_K || type == QuantType::Q6_K) && (b == Backend::AVX2 || b == Backend::AVX512);
 }
 
 std::optional<PackedQuantMatrix> PackedQuantMatrix::pack(QuantType type, std::span<const std::byte> w, std::size_t rows,
@@ -76,10 +105,11 @@ std::optional<PackedQuantMatrix> PackedQuantMatrix::pack(QuantType type, std::sp
   m.type_ = type, m.original_ = w, m.rows_ = rows, m.cols_ = cols;
   m.packed_rows_ = rows / 8 * 8;
   const std::size_t nb = cols / quant_info(type).block_elems;
-  m.packed_bytes_ = m.packed_rows_ / 8 * nb * sizeof(quant::BlockQ4_Kx8);
+  const X8Format f = x8_format(type);
+  m.packed_bytes_ = m.packed_rows_ / 8 * nb * f.block_bytes;
   m.packed_.reset(alloc_packed(m.packed_bytes_));
   for (std::size_t g = 0; g < m.packed_rows_ / 8; ++g)
-    quant::pack_q4_k_x8(w.data() + 8 * g * row_bytes, row_bytes, nb, m.packed_.get() + g * nb * sizeof(quant::BlockQ4_Kx8));
+    f.pack(w.data() + 8 * g * row_bytes, row_bytes, nb, m.packed_.get() + g * nb * f.block_bytes);
   return m;
 }
 

@@ -63,6 +63,7 @@ struct Job {
   const std::byte* packed[2];  // w[k]'s rows [0, packed_rows) interleaved by 8 (m == 1), or null
   std::size_t packed_rows;
   QDotX8Fn dot_x8;
+  std::size_t x8_block_bytes;  // one block of 8 packed rows
 };
 
 // A PackedQuantMatrix for matrix k of g (null: none), after checking it is that matrix.
@@ -72,10 +73,13 @@ void attach_packed(const char* op, Job& g, int k, const PackedQuantMatrix* p) {
     throw InvalidArgument(strcat(op, ": the packed matrix (", quant_info(p->type()).name, ", ", p->rows(), " x ",
                                  p->cols(), ") is not the weight matrix passed (", quant_info(g.type).name, ", ", g.rows,
                                  " x ", g.cols, ")"));
-  if (g.m != 1 || p->type() != QuantType::Q4_K) return;  // prefill: the original rows
+  if (g.m != 1) return;  // prefill: the original rows
   g.packed[k] = p->packed().data();
   g.packed_rows = p->packed_rows();
-  g.dot_x8 = g.table->dot_x8_q4_k_q8_k;
+  if (p->type() == QuantType::Q6_K)
+    g.dot_x8 = g.table->dot_x8_q6_k_q8_k, g.x8_block_bytes = sizeof(quant::BlockQ6_Kx8);
+  else
+    g.dot_x8 = g.table->dot_x8_q4_k_q8_k, g.x8_block_bytes = sizeof(quant::BlockQ4_Kx8);
 }
 
 // Rows per task: ~32K weight bytes, a multiple of 8 when rows are packed (tasks take whole groups).
@@ -118,7 +122,7 @@ void run_rows_batched(const Job& g, std::size_t begin, std::size_t end, std::siz
 // Decode with packed rows: whole groups of 8 by the 8-row kernel, the rest (and unpacked matrices) by
 // the single-row dot; begin is a multiple of 8 (rows_per_task).
 void run_rows_x8(const Job& g, std::size_t begin, std::size_t end, std::size_t nb) {
-  const std::size_t group_bytes = nb * sizeof(quant::BlockQ4_Kx8);
+  const std::size_t group_bytes = nb * g.x8_block_bytes;
   for (std::size_t r = begin; r < end;) {
     const bool whole = r + 8 <= end && r + 8 <= g.packed_rows;
     for (int k = 0; k < g.n_w; ++k) {

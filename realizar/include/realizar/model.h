@@ -54,14 +54,14 @@ struct LayerWeights {
 };
 
 // Note [Packed CPU weights]
-// The CPU decode step multiplies its Q4_K matrices through trueno::PackedQuantMatrix: rows repacked 8 at
-// a time so that one register holds 8 rows (Note [Interleaved rows] in trueno's src/quant/blocks.h),
-// about 1.7x faster per row than the single-row dot on AVX2 and 2x on AVX-512, with the same results
-// bit for bit. The cost is memory: a second copy of every Q4_K matrix (+2.8% for the decoded scales)
-// in RAM beside the mapped file, which prefill keeps reading: 467 MiB for a 1.1B Q4_K_M model. Packed
-// once per Model, on the first CPU decode step (so never for weights that only go to a GPU), shared by
-// every CPU sequence; only where the CPU tier has the 8-row kernel (Q4_K on AVX2 / AVX-512).
-// REALIZAR_REPACK=0 turns it off.
+// The CPU decode step multiplies its Q4_K and Q6_K matrices through trueno::PackedQuantMatrix: rows
+// repacked 8 at a time so that one register holds 8 rows (Note [Interleaved rows] in trueno's
+// src/quant/blocks.h), per row about 2x faster hot than the single-row dot on AVX2 (Q4_K and Q6_K); on
+// AVX-512 2x for Q4_K, 1.1-1.4x for Q6_K (docs/PERFORMANCE.md); the same results bit for bit. The cost
+// is memory: a second copy of every such matrix (+2.8% for Q4_K's decoded scales) in RAM beside the
+// mapped file, which prefill keeps reading: 613 MiB for a 1.1B Q4_K_M model. Packed once per Model, on
+// the first CPU decode step (so never for weights that only go to a GPU), shared by every CPU sequence;
+// only where the CPU tier has the 8-row kernels (AVX2 / AVX-512). REALIZAR_REPACK=0 turns it off.
 struct PackedWeights {
   struct Layer {
     std::optional<trueno::PackedQuantMatrix> wq, wk, wv, wo, gate, up, down;
@@ -87,7 +87,7 @@ class Model {
   std::vector<float> rope_freqs;           // [rope_dim / 2] or empty
   std::vector<LayerWeights> layers;
 
-  // The Q4_K matrices packed for the CPU decode step (Note [Packed CPU weights]): packed on the first
+  // The Q4_K and Q6_K matrices packed for the CPU decode step (Note [Packed CPU weights]): packed on the first
   // call (thread-safe; later calls wait for it), null when nothing is packed or REALIZAR_REPACK=0.
   const PackedWeights* cpu_packed() const;
 

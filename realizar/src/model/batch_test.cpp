@@ -89,7 +89,7 @@ TEST_P(BatchTest, RowsEqualSingleSequencesAsSequencesJoinAndLeave) {
   EXPECT_EQ(pool->free_blocks(), pool->total_blocks());
 }
 
-// Note [Packed CPU weights]: decode with the packed Q4_K matrices gives the logits of decode without them,
+// Note [Packed CPU weights]: decode with the packed Q4_K and Q6_K matrices gives the logits of decode without them,
 // bit for bit (REALIZAR_REPACK=0 is read when a model first packs).
 TEST_P(BatchTest, PackedDecodeEqualsUnpackedDecode) {
   const Loaded packed(GetParam()), plain(GetParam());
@@ -97,7 +97,7 @@ TEST_P(BatchTest, PackedDecodeEqualsUnpackedDecode) {
   const bool plain_packs = plain.model.cpu_packed() != nullptr;
   unsetenv("REALIZAR_REPACK");
   ASSERT_FALSE(plain_packs);
-  std::printf("%s: %s\n", GetParam(), packed.model.cpu_packed() ? "Q4_K matrices packed" : "nothing packed (no Q4_K matrix, or no 8-row kernel on this tier)");
+  std::printf("%s: %s\n", GetParam(), packed.model.cpu_packed() ? "Q4_K/Q6_K matrices packed" : "nothing packed (no Q4_K or Q6_K matrix, or no 8-row kernel on this tier)");
   std::mt19937_64 rng(test::seed());
   const auto tokens = random_tokens(rng, 12, packed.model.config().n_vocab);
   Session a(packed.model, 16), b(plain.model, 16);

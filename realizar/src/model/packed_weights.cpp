@@ -1,4 +1,4 @@
-// The CPU decode step's packed Q4_K matrices (Note [Packed CPU weights], realizar/model.h).
+// The CPU decode step's packed Q4_K and Q6_K matrices (Note [Packed CPU weights], realizar/model.h).
 #include <cstdlib>
 #include <string_view>
 #include <utility>
@@ -37,7 +37,7 @@ std::unique_ptr<PackedWeights> pack(const Model& m) {
   });
   for (const auto& [w, slot] : jobs)
     if (*slot) pw->bytes += (*slot)->packed().size();
-  trueno::log(trueno::LogLevel::Info, strcat("CPU decode: ", jobs.size(), " Q4_K matrices packed 8 rows at a time, ",
+  trueno::log(trueno::LogLevel::Info, strcat("CPU decode: ", jobs.size(), " Q4_K/Q6_K matrices packed 8 rows at a time, ",
                                              pw->bytes >> 20, " MiB beside the mapped file (REALIZAR_REPACK=0: off)"));
   return pw;
 }

@@ -126,6 +126,34 @@ inline void generic_dot_x8_q4_k_q8_k(const void* w, const void* x, std::size_t n
   for (int r = 0; r < 8; ++r) out[r] = sum[r];
 }
 
+// Eight interleaved Q6_K rows (Note [Interleaved rows]) against one Q8_K row: per row the integer sum
+// and float steps of generic_dot_q6_k_q8_k, in its order, so out[r] is its dot of row r.
+inline void generic_dot_x8_q6_k_q8_k(const void* w, const void* x, std::size_t nb, float* out) {
+  float sum[8] = {};
+  for (std::size_t i = 0; i < nb; ++i) {
+    const auto b = load_block<quant::BlockQ6_Kx8>(w, i);
+    const auto bx = load_block<quant::BlockQ8_K>(x, i);
+    for (int r = 0; r < 8; ++r) {
+      int sumi = 0;
+      for (int h = 0; h < 2; ++h) {
+        int s[8] = {};
+        for (int l = 0; l < 32; ++l) {
+          const int is = l / 16, k = l / 4, e = l % 4;
+          const int ql0 = b.q[h][k][0][r][e], ql1 = b.q[h][k][1][r][e], qh = b.q[h][k][2][r][e];
+          const std::int8_t* qx = bx.qs + 128 * h;
+          s[is] += (((ql0 & 0xF) | (((qh >> 0) & 3) << 4)) - 32) * qx[l];
+          s[is + 2] += (((ql1 & 0xF) | (((qh >> 2) & 3) << 4)) - 32) * qx[l + 32];
+          s[is + 4] += (((ql0 >> 4) | (((qh >> 4) & 3) << 4)) - 32) * qx[l + 64];
+          s[is + 6] += (((ql1 >> 4) | (((qh >> 6) & 3) << 4)) - 32) * qx[l + 96];
+        }
+        for (int k = 0; k < 8; ++k) sumi += b.scales[4 * h + k / 2][r][k % 2] * s[k];
+      }
+      sum[r] += detail::f16_bits_to_f32(b.d[r]) * bx.d * static_cast<float>(sumi);
+    }
+  }
+  for (int r = 0; r < 8; ++r) out[r] = sum[r];
+}
+
 inline float generic_dot_q6_k_q8_k(const void* w, const void* x, std::size_t nb) {
   float sum = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {
