@@ -1,5 +1,14 @@
 // Backward ops (include/trueno/grad.h), composed from trueno's dispatched forward ops so that every CPU
 // tier runs them with its own kernels; the remaining loops are short scalar passes over a row.
+//
+// Note [Saturated tanh]
+// Where tanh saturates (|u| > ~4), 1 - t^2 and 1 + t (t -> -1) cancel: computed from a rounded t they
+// carry an absolute error of a few 1e-8, which is a large relative error of a value near 1e-6, and two
+// backends that round t differently then disagree by percents (seen: 6% between the CPU and NVIDIA's
+// Vulkan driver). gelu_tanh's derivative takes them from e = exp(-2|u|) instead: 1 - t^2 = 4e / (1 + e)^2,
+// 1 + t = 2 / (1 + e) (u >= 0) or 2e / (1 + e) (u < 0), with no cancellation. tanh's backward has only
+// the output y: (1 - y)(1 + y) rounds the same way everywhere (no a*b + c for a GPU compiler to fuse),
+// where 1 - y*y fused or not differs.
 #include "trueno/grad.h"
 
 #include <cmath>
@@ -57,16 +66,21 @@ void silu(std::span<const float> x, std::span<const float> dy, std::span<float> 
 void gelu_tanh(std::span<const float> x, std::span<const float> dy, std::span<float> dx, Exec e) {
   same(x.size(), dy.size(), "gelu_tanh", "x and dy"), same(x.size(), dx.size(), "gelu_tanh", "x and dx");
   constexpr float c = 0.7978845608028654f, a = 0.044715f;  // sqrt(2 / pi)
-  std::vector<float> u(x.size()), t(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) u[i] = c * (x[i] + a * x[i] * x[i] * x[i]);
-  ops::tanh(u, t, e);  // gelu = x (1 + t) / 2: gelu' = (1 + t) / 2 + x (1 - t^2) c (1 + 3 a x^2) / 2
-  for (std::size_t i = 0; i < x.size(); ++i)
-    dx[i] = dy[i] * (0.5f * (1.0f + t[i]) + 0.5f * x[i] * (1.0f - t[i] * t[i]) * c * (1.0f + 3.0f * a * x[i] * x[i]));
+  // gelu = x (1 + t) / 2, t = tanh(u): gelu' = (1 + t) / 2 + x (1 - t^2) c (1 + 3 a x^2) / 2. Note
+  // [Saturated tanh]: 1 + t and 1 - t^2 from e = exp(-2|u|), not from a rounded t.
+  std::vector<float> u(x.size()), ev(x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) u[i] = c * (x[i] + a * x[i] * x[i] * x[i]), ev[i] = -2.0f * std::fabs(u[i]);
+  ops::exp(ev, ev, e);
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const float ei = ev[i], one_e = 1.0f + ei;
+    const float one_plus_t = (u[i] >= 0.0f ? 2.0f : 2.0f * ei) / one_e, sech2 = 4.0f * ei / (one_e * one_e);
+    dx[i] = dy[i] * (0.5f * one_plus_t + 0.5f * x[i] * sech2 * c * (1.0f + 3.0f * a * x[i] * x[i]));
+  }
 }
 
 void tanh(std::span<const float> y, std::span<const float> dy, std::span<float> dx, Exec) {
   same(y.size(), dy.size(), "tanh", "y and dy"), same(y.size(), dx.size(), "tanh", "y and dx");
-  for (std::size_t i = 0; i < y.size(); ++i) dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+  for (std::size_t i = 0; i < y.size(); ++i) dx[i] = dy[i] * ((1.0f - y[i]) * (1.0f + y[i]));  // Note [Saturated tanh]
 }
 
 void sigmoid(std::span<const float> y, std::span<const float> dy, std::span<float> dx, Exec) {

@@ -52,12 +52,13 @@ extern "C" __global__ void tensor_elementwise(const float* __restrict__ a, const
         y = b[i] * (s * (1.0f + x * (1.0f - s)));
         break;
       }
-      case 15: {
-        const float t = tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x));
-        y = b[i] * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * 0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x * x));
+      case 15: {  // Note [Saturated tanh] (src/grad/grad.cpp): 1 + t and 1 - t^2 from e = exp(-2|u|)
+        const float u = 0.7978845608028654f * (x + 0.044715f * x * x * x), e = expf(-2.0f * fabsf(u)), one_e = 1.0f + e;
+        const float one_plus_t = (u >= 0.0f ? 2.0f : 2.0f * e) / one_e, sech2 = 4.0f * e / (one_e * one_e);
+        y = b[i] * (0.5f * one_plus_t + 0.5f * x * sech2 * 0.7978845608028654f * (1.0f + 3.0f * 0.044715f * x * x));
         break;
       }
-      case 16: y = b[i] * (1.0f - x * x); break;
+      case 16: y = b[i] * (__fsub_rn(1.0f, x) * __fadd_rn(1.0f, x)); break;  // Note [Saturated tanh]
       default: y = b[i] * (x * (1.0f - x)); break;  // 17: sigmoid
     }
     out[i] = y;

@@ -50,12 +50,13 @@ void main() {
     case 13u: y = a * sigmoid_(a); break;           // silu
     // backward (trueno::grad, src/grad/grad.cpp): b is dy; a is x (silu, gelu_tanh) or the output y
     case 14u: { const float s = sigmoid_(a); y = Bv[i] * (s * (1.0 + a * (1.0 - s))); break; }
-    case 15u: {
-      const float t = tanh_(0.7978845608028654 * (a + 0.044715 * a * a * a));
-      y = Bv[i] * (0.5 * (1.0 + t) + 0.5 * a * (1.0 - t * t) * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * a * a));
+    case 15u: {  // Note [Saturated tanh] (src/grad/grad.cpp): 1 + t and 1 - t^2 from e = exp(-2|u|)
+      const float u = 0.7978845608028654 * (a + 0.044715 * a * a * a), e = exp(-2.0 * abs(u)), one_e = 1.0 + e;
+      const float one_plus_t = (u >= 0.0 ? 2.0 : 2.0 * e) / one_e, sech2 = 4.0 * e / (one_e * one_e);
+      y = Bv[i] * (0.5 * one_plus_t + 0.5 * a * sech2 * 0.7978845608028654 * (1.0 + 3.0 * 0.044715 * a * a));
       break;
     }
-    case 16u: y = Bv[i] * (1.0 - a * a); break;     // tanh, from y
+    case 16u: y = Bv[i] * ((1.0 - a) * (1.0 + a)); break;  // tanh, from y (Note [Saturated tanh])
     default: y = Bv[i] * (a * (1.0 - a)); break;    // 17: sigmoid, from y
   }
   Ov[i] = y;
