@@ -285,6 +285,7 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
 Context::~Context() {
   const Api& a = *api_;
   a.vkDeviceWaitIdle(device_);
+  transfer_rec_.reset(), staging_.reset();
   if (cache_dirty_) {
     try {
       save_cache();
@@ -505,11 +506,7 @@ void Buffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
     std::memcpy(static_cast<char*>(mapped_) + offset, src, bytes);
     return;
   }
-  Buffer s = transfer(*c_, bytes);
-  std::memcpy(s.mapped_, src, bytes);
-  Recorder r(*c_);
-  r.copy(s.buffer_, buffer_, bytes, 0, offset);
-  r.submit();
+  c_->copy_to_device(buffer_, offset, src, bytes);
 }
 
 void Buffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
@@ -519,11 +516,44 @@ void Buffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
     std::memcpy(dst, static_cast<const char*>(mapped_) + offset, bytes);
     return;
   }
-  Buffer s = transfer(*c_, bytes);
-  Recorder r(*c_);
-  r.copy(buffer_, s.buffer_, bytes, offset, 0);
-  r.submit();
-  std::memcpy(dst, s.mapped_, bytes);
+  c_->copy_to_host(buffer_, offset, dst, bytes);
+}
+
+// Note [Vulkan transfers]
+// A copy to or from a buffer the host cannot map goes through host-visible staging memory. Each copy used
+// to allocate its own staging buffer, command pool and fence: 300 ms for 48 MB on the H200 (~160 MB/s,
+// docs/PERFORMANCE.md, the device matmul table), most of it the driver allocating and pinning fresh host
+// memory. Now one staging buffer per context (grown to the largest chunk, at most kTransferChunk) and one
+// recorder serve every transfer, under a lock; larger copies go in chunks.
+void Context::ensure_staging(std::size_t bytes) {
+  if (staging_ && staging_->bytes() >= bytes) return;
+  staging_.reset();
+  staging_ = std::make_unique<Buffer>(Buffer::transfer(*this, bytes));
+  if (!transfer_rec_) transfer_rec_ = std::make_unique<Recorder>(*this);
+}
+
+void Context::copy_to_device(VkBuffer dst, std::size_t dst_offset, const void* src, std::size_t bytes) {
+  std::lock_guard lock(transfer_mu_);
+  ensure_staging(std::min(bytes, kTransferChunk));
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t n = std::min(kTransferChunk, bytes - done);
+    std::memcpy(staging_->data(), static_cast<const char*>(src) + done, n);
+    transfer_rec_->copy(staging_->handle(), dst, n, 0, dst_offset + done);
+    transfer_rec_->submit();
+    done += n;
+  }
+}
+
+void Context::copy_to_host(VkBuffer src, std::size_t src_offset, void* dst, std::size_t bytes) {
+  std::lock_guard lock(transfer_mu_);
+  ensure_staging(std::min(bytes, kTransferChunk));
+  for (std::size_t done = 0; done < bytes;) {
+    const std::size_t n = std::min(kTransferChunk, bytes - done);
+    transfer_rec_->copy(src, staging_->handle(), n, src_offset + done, 0);
+    transfer_rec_->submit();
+    std::memcpy(static_cast<char*>(dst) + done, staging_->data(), n);
+    done += n;
+  }
 }
 
 // ---- Recorder ----

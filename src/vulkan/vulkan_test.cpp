@@ -438,6 +438,29 @@ TEST(VulkanGpu, StagingBuffersRoundTrip) {
   expect_contract("gemv_q4_k", from_device(dy, rows), want, "staging buffers");
 }
 
+// Note [Vulkan transfers]: copies larger than the context's staging chunk go in chunks, at any offset, in
+// both directions, and the staging buffer serves every buffer of the context.
+TEST(VulkanGpu, StagedCopiesLargerThanOneChunk) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  setenv("TRUENO_VULKAN_STAGING", "1", 1);
+  auto c = Context::open(test_device());
+  unsetenv("TRUENO_VULKAN_STAGING");
+  const std::size_t bytes = Context::kTransferChunk + 4100, offset = 12;  // two chunks (lavapipe binds 128 MiB at most)
+  std::vector<std::uint8_t> src(bytes);
+  std::mt19937_64 rng(test_seed() + 7);
+  for (auto& b : src) b = static_cast<std::uint8_t>(rng());
+  Buffer big(*c, bytes + offset), small(*c, 64);
+  EXPECT_FALSE(big.host_visible());
+  big.upload(src.data(), bytes, offset);
+  const std::uint8_t tail[5] = {1, 2, 3, 4, 5};
+  small.upload(tail, 5, 3);  // another buffer through the same staging
+  std::vector<std::uint8_t> back(bytes), back_small(5);
+  big.download(back.data(), bytes, offset);
+  small.download(back_small.data(), 5, 3);
+  EXPECT_TRUE(back == src) << "the chunked round trip differs";
+  EXPECT_EQ(back_small, std::vector<std::uint8_t>(tail, tail + 5));
+}
+
 TEST(VulkanGpu, ShapeErrorsAreNamed) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   Context& c = test_context();

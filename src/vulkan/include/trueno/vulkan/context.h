@@ -222,6 +222,13 @@ class Context {
   // (tests use it to exercise the split of large matrices).
   std::uint64_t max_buffer_bytes() const { return max_buffer_; }
 
+  // Host <-> device-local copies through this context's one staging buffer and transfer recorder (Note
+  // [Vulkan transfers], context.cpp): chunks of at most kTransferChunk bytes, each copied, submitted and
+  // waited for. Buffer::upload/download use them for buffers the host cannot map.
+  static constexpr std::size_t kTransferChunk = std::size_t{64} << 20;
+  void copy_to_device(VkBuffer dst, std::size_t dst_offset, const void* src, std::size_t bytes);
+  void copy_to_host(VkBuffer src, std::size_t src_offset, void* dst, std::size_t bytes);
+
  private:
   Context(const Api& api, int index, VkPhysicalDevice physical, DeviceInfo info);
   void load_cache();
@@ -244,6 +251,10 @@ class Context {
   std::mutex mu_, queue_mu_;
   std::map<std::string, std::unique_ptr<Pipeline>, std::less<>> pipelines_;
   std::map<std::string, VkShaderModule, std::less<>> modules_;
+  std::mutex transfer_mu_;
+  std::unique_ptr<Buffer> staging_;          // grown to the largest chunk asked for, up to kTransferChunk
+  std::unique_ptr<Recorder> transfer_rec_;   // made on first use; both released before the device
+  void ensure_staging(std::size_t bytes);
 };
 
 // One device's line of the backend report.
