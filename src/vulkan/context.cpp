@@ -442,6 +442,7 @@ Buffer::Buffer(Context& c, std::size_t bytes) : c_(&c), bytes_(bytes) {
                         static_cast<int>(r));
     check(a.vkBindBufferMemory(c.device(), buffer_, memory_, 0), "vkBindBufferMemory");
     if (c.prefer_mapped()) check(a.vkMapMemory(c.device(), memory_, 0, VK_WHOLE_SIZE, 0, &mapped_), "vkMapMemory");
+    uncached_ = mapped_ != nullptr && !(c.memory_flags(ai.memoryTypeIndex) & VK_MEMORY_PROPERTY_HOST_CACHED_BIT);
   } catch (...) {
     release();
     throw;
@@ -450,14 +451,15 @@ Buffer::Buffer(Context& c, std::size_t bytes) : c_(&c), bytes_(bytes) {
 
 Buffer::~Buffer() { release(); }
 
-Buffer::Buffer(Buffer&& o) noexcept : c_(o.c_), buffer_(o.buffer_), memory_(o.memory_), mapped_(o.mapped_), bytes_(o.bytes_) {
+Buffer::Buffer(Buffer&& o) noexcept
+    : c_(o.c_), buffer_(o.buffer_), memory_(o.memory_), mapped_(o.mapped_), bytes_(o.bytes_), uncached_(o.uncached_) {
   o.buffer_ = VK_NULL_HANDLE, o.memory_ = VK_NULL_HANDLE, o.mapped_ = nullptr, o.bytes_ = 0;
 }
 
 Buffer& Buffer::operator=(Buffer&& o) noexcept {
   if (this != &o) {
     release();
-    c_ = o.c_, buffer_ = o.buffer_, memory_ = o.memory_, mapped_ = o.mapped_, bytes_ = o.bytes_;
+    c_ = o.c_, buffer_ = o.buffer_, memory_ = o.memory_, mapped_ = o.mapped_, bytes_ = o.bytes_, uncached_ = o.uncached_;
     o.buffer_ = VK_NULL_HANDLE, o.memory_ = VK_NULL_HANDLE, o.mapped_ = nullptr, o.bytes_ = 0;
   }
   return *this;
@@ -512,7 +514,10 @@ void Buffer::upload(const void* src, std::size_t bytes, std::size_t offset) {
 void Buffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
   check_range(bytes, offset, bytes_, "download");
   if (bytes == 0) return;
-  if (mapped_ != nullptr) {
+  // Reading a BAR window (mapped, not host-cached) runs at ~100 MB/s: large reads copy on the device
+  // into the context's cached staging first (Note [Vulkan transfers]).
+  constexpr std::size_t kUncachedReadBytes = 64 << 10;
+  if (mapped_ != nullptr && !(uncached_ && bytes >= kUncachedReadBytes)) {
     std::memcpy(dst, static_cast<const char*>(mapped_) + offset, bytes);
     return;
   }
@@ -520,11 +525,13 @@ void Buffer::download(void* dst, std::size_t bytes, std::size_t offset) const {
 }
 
 // Note [Vulkan transfers]
-// A copy to or from a buffer the host cannot map goes through host-visible staging memory. Each copy used
-// to allocate its own staging buffer, command pool and fence: 300 ms for 48 MB on the H200 (~160 MB/s,
-// docs/PERFORMANCE.md, the device matmul table), most of it the driver allocating and pinning fresh host
-// memory. Now one staging buffer per context (grown to the largest chunk, at most kTransferChunk) and one
-// recorder serve every transfer, under a lock; larger copies go in chunks.
+// A copy to or from a buffer the host cannot map goes through host-visible staging memory: one staging
+// buffer per context (host-cached, grown to the largest chunk, at most kTransferChunk) and one recorder
+// serve every transfer, under a lock; larger copies go in chunks (each copy used to allocate its own
+// staging memory, pool and fence). On the H200, with resizable BAR, buffers are mapped directly
+// (prefer_mapped) but the mapping is write-combined and uncached: writes stream, reads crawl (48 MB of
+// device-matmul traffic took 300-600 ms, docs/PERFORMANCE.md), so a large read of such a buffer copies on
+// the device into the cached staging first and reads that.
 void Context::ensure_staging(std::size_t bytes) {
   if (staging_ && staging_->bytes() >= bytes) return;
   staging_.reset();

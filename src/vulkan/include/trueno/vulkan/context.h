@@ -106,6 +106,7 @@ class Buffer {
   VkDeviceMemory memory_ = VK_NULL_HANDLE;
   void* mapped_ = nullptr;
   std::size_t bytes_ = 0;
+  bool uncached_ = false;  // mapped, but not host-cached (a BAR window): large reads go through staging
 };
 
 // A compute pipeline of one embedded shader with fixed specialization constants: `buffers` storage
@@ -218,6 +219,7 @@ class Context {
   // host_cached, for transfers the host reads), else device-local.
   std::uint32_t memory_type(std::uint32_t type_bits, bool mappable, bool host_cached = false) const;
   bool prefer_mapped() const { return prefer_mapped_; }
+  VkMemoryPropertyFlags memory_flags(std::uint32_t type) const { return memory_.memoryTypes[type].propertyFlags; }
   // The largest buffer a shader can bind: maxStorageBufferRange, or less with TRUENO_VULKAN_MAX_BUFFER
   // (tests use it to exercise the split of large matrices).
   std::uint64_t max_buffer_bytes() const { return max_buffer_; }
