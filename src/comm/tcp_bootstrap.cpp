@@ -180,6 +180,10 @@ std::vector<std::byte> bootstrap_broadcast(const BootstrapOptions& o, const std:
     throw InvalidArgument(strcat("bootstrap: rank ", o.rank, " of a world of ", o.world_size, " is out of range"));
   const auto deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(o.timeout_s));
   if (o.world_size == 1) return payload;
+#ifdef __EMSCRIPTEN__
+  // emscripten's sockets under node are not TCP between processes: a connect would wait forever.
+  throw BackendUnavailable("bootstrap: no TCP sockets in the WebAssembly build (one process per GPU needs a native build)");
+#endif
   return o.rank == 0 ? serve(o, payload, deadline) : join(o, deadline);
 }
 
