@@ -4,6 +4,8 @@
 #define TRUENO_ISA avx512_vnni
 #define TRUENO_QDOT_VNNI 1
 #define TRUENO_QDOT_WIDE_KQUANTS 1
+#define TRUENO_QDOT_WIDE_B32 1
 #include "cpu/kernels/qdot/qdot_variants.h"
 #include "cpu/kernels/qdot/qdot_avx2_body.inc"
 #include "cpu/kernels/qdot/qdot_avx512_body.inc"
+#include "cpu/kernels/qdot/qdot_avx512_b32.inc"
