@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "support/device_grad_cases.h"
 #include "support/device_ops_cases.h"
 #include "cuda/cuda_test_support.h"
 
@@ -47,6 +48,12 @@ TEST(CudaGpu, TensorBackwardOpsMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 rng(test_seed() + 110);
   test::check_backward(device(), "cuda", rng);
+}
+
+TEST(CudaGpu, TensorTrainingBackwardOpsMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(test_seed() + 111);
+  test::check_training_backward(device(), "cuda", rng);
 }
 
 TEST(CudaGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "api/crossover.h"
+#include "support/device_grad_cases.h"
 #include "support/device_ops_cases.h"
 #include "vulkan/vulkan_test_support.h"
 
@@ -48,6 +49,12 @@ TEST(VulkanGpu, TensorBackwardOpsMatchTheCpu) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   std::mt19937_64 rng(test_seed() + 110);
   test::check_backward(device(), "vulkan", rng);
+}
+
+TEST(VulkanGpu, TensorTrainingBackwardOpsMatchTheCpu) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  std::mt19937_64 rng(test_seed() + 111);
+  test::check_training_backward(device(), "vulkan", rng);
 }
 
 TEST(VulkanGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {
