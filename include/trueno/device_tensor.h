@@ -42,6 +42,8 @@ class DeviceTensor {
   static DeviceTensor upload(const Device& d, const Vector& v);
   // f16 bits.
   static DeviceTensor upload_f16(const Device& d, std::span<const std::uint16_t> bits, Shape shape = {});
+  // i32 values: token ids (grad::embedding) and class targets (grad::cross_entropy).
+  static DeviceTensor upload_ids(const Device& d, std::span<const std::int32_t> ids, Shape shape = {});
   // rows x cols weights of `type` in the GGUF layout (quant_row_bytes(type, cols) bytes per row).
   static DeviceTensor upload_quantized(const Device& d, QuantType type, std::span<const std::byte> bytes, std::size_t rows,
                                        std::size_t cols);

@@ -34,6 +34,28 @@ void tanh(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
 void sigmoid(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
 void softmax(const DeviceTensor& y, const DeviceTensor& dy, DeviceTensor& dx);
 
+// The rest on device tensors (f32 unless said, one device), each as the host form below applied to every
+// row. Parameter gradients (dw, db, dtable) are accumulated into a given tensor, as on the host, or an
+// empty one is allocated and holds the gradient alone. Deterministic: the same inputs give the same bits
+// (no atomics; parameter gradients sum the rows in order, Note [Deterministic parameter gradients] in
+// src/api/device_grad.cpp).
+//   x, dy [rows][n]; w, dw (, b, db) [n]; dx may be empty.
+void rmsnorm(const DeviceTensor& x, const DeviceTensor& w, float eps, const DeviceTensor& dy, DeviceTensor& dx, DeviceTensor& dw);
+void layernorm(const DeviceTensor& x, const DeviceTensor& w, float eps, const DeviceTensor& dy, DeviceTensor& dx, DeviceTensor& dw,
+               DeviceTensor& db);
+// logits [rows][classes], targets i32 [rows] (DeviceTensor::upload_ids): loss [rows] each row's
+// -log softmax[target] (ops::sum for the total), dlogits = scale (softmax - onehot). A target outside
+// the classes cannot be reported from the device: its row's loss is NaN.
+void cross_entropy(const DeviceTensor& logits, const DeviceTensor& targets, DeviceTensor& loss, DeviceTensor& dlogits, float scale = 1.0f);
+// dy [rows][heads * head_dim], row r at position pos + r.
+void rope(const DeviceTensor& dy, std::size_t heads, std::size_t rope_dim, std::size_t pos, float base, bool neox, DeviceTensor& dx);
+// ids i32 [tokens], dy [tokens][dim] -> dtable [rows][dim] (an empty dtable needs `rows`); an id outside
+// the table is skipped (the device cannot throw).
+void embedding(const DeviceTensor& ids, const DeviceTensor& dy, DeviceTensor& dtable, std::size_t rows = 0);
+// q, k, v, dout [T][d] -> dq, dk, dv (may be empty): the host form's steps as device GEMMs and row kernels.
+void attention(const DeviceTensor& q, const DeviceTensor& k, const DeviceTensor& v, const DeviceTensor& dout, DeviceTensor& dq,
+               DeviceTensor& dk, DeviceTensor& dv);
+
 // Activations, element-wise: dx = f'(.) * dy. silu and gelu_tanh from the input x; tanh and sigmoid from
 // the output y (their derivative is a function of it).
 void silu(std::span<const float> x, std::span<const float> dy, std::span<float> dx, Exec e = {});
@@ -73,5 +95,7 @@ struct AdamW {
   float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.01f;
 };
 void adamw_step(std::span<float> w, std::span<const float> g, std::span<float> m, std::span<float> v, std::size_t t, const AdamW& o);
+// The same in place on device tensors of one shape (m and v start as zeros: upload them).
+void adamw_step(DeviceTensor& w, const DeviceTensor& g, DeviceTensor& m, DeviceTensor& v, std::size_t t, const AdamW& o);
 
 }  // namespace trueno::grad

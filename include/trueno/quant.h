@@ -23,6 +23,7 @@ enum class QuantType : std::uint32_t {
   Q5_K = 13,
   Q6_K = 14,
   Q8_K = 15,
+  I32 = 26,  // not a weight format: token ids and class targets on devices (DeviceTensor::upload_ids)
   BF16 = 30,
 };
 

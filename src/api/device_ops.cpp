@@ -5,28 +5,14 @@
 #include <initializer_list>
 #include <utility>
 
+#include "api/device_op_checks.h"
 #include "core/device_backend.h"
 #include "core/strings.h"
 #include "trueno/error.h"
 #include "trueno/grad.h"
 
 namespace trueno {
-namespace {
-
-using detail::DeviceTensorAccess;
-using detail::OpCall;
-
-constexpr std::string_view kNames[] = {
-#define TRUENO_DEVICE_OP(Enum, name, form) name,
-#include "trueno/device_ops.inc"
-#undef TRUENO_DEVICE_OP
-};
-
-constexpr DeviceOpForm kForms[] = {
-#define TRUENO_DEVICE_OP(Enum, name, form) DeviceOpForm::form,
-#include "trueno/device_ops.inc"
-#undef TRUENO_DEVICE_OP
-};
+namespace detail {
 
 // The device every operand is on: InvalidArgument for an empty (host-side) input or for two devices.
 Device common_device(DeviceOp op, std::initializer_list<std::pair<const char*, const DeviceTensor*>> inputs) {
@@ -66,7 +52,7 @@ void need_shape(DeviceOp op, const char* what, const DeviceTensor& t, std::size_
 // A given out must be on d with the op's shape and type (checked before the kernel, so that a user's
 // mistake is named before what the build lacks); then d must have a kernel for op on `input`; an empty
 // out is then allocated on d.
-void prepare_out(DeviceOp op, const Device& d, DeviceTensor& out, const Shape& shape, QuantType type, QuantType input = QuantType::F32) {
+void prepare_out(DeviceOp op, const Device& d, DeviceTensor& out, const Shape& shape, QuantType type, QuantType input) {
   if (out.empty()) {
     backend_with_kernel(op, d, input);
     out = DeviceTensor::empty(d, shape, type);
@@ -82,9 +68,9 @@ void prepare_out(DeviceOp op, const Device& d, DeviceTensor& out, const Shape& s
   backend_with_kernel(op, d, input);
 }
 
-void run(OpCall& call, std::initializer_list<const DeviceTensor*> inputs, DeviceTensor& out) {
+void run(OpCall& call, std::initializer_list<const DeviceTensor*> inputs, DeviceTensor& out, DeviceTensor* out2, DeviceTensor* out3) {
   detail::DeviceBackend& b = backend_with_kernel(call.op, call.device, call.type);
-  std::shared_ptr<detail::DeviceStorage> keep[4];
+  std::shared_ptr<detail::DeviceStorage> keep[6];
   std::size_t n = 0, i = 0;
   for (const DeviceTensor* t : inputs) {
     keep[n++] = DeviceTensorAccess::storage(*t);
@@ -92,8 +78,34 @@ void run(OpCall& call, std::initializer_list<const DeviceTensor*> inputs, Device
   }
   keep[n++] = DeviceTensorAccess::storage(out);
   call.out = DeviceTensorAccess::storage(out).get();
+  if (out2) keep[n++] = DeviceTensorAccess::storage(*out2), call.out2 = DeviceTensorAccess::storage(*out2).get();
+  if (out3) keep[n++] = DeviceTensorAccess::storage(*out3), call.out3 = DeviceTensorAccess::storage(*out3).get();
   b.enqueue(call, keep, n);
 }
+
+void need_matrix(DeviceOp op, const char* what, const DeviceTensor& t) {
+  if (t.shape().size() != 2) throw ShapeError(strcat("ops::", name(op), ": ", what, " must be a matrix (2 dimensions), has ", t.shape().size()));
+}
+
+}  // namespace detail
+
+namespace {
+
+using detail::DeviceTensorAccess;
+using detail::OpCall;
+using namespace detail;
+
+constexpr std::string_view kNames[] = {
+#define TRUENO_DEVICE_OP(Enum, name, form) name,
+#include "trueno/device_ops.inc"
+#undef TRUENO_DEVICE_OP
+};
+
+constexpr DeviceOpForm kForms[] = {
+#define TRUENO_DEVICE_OP(Enum, name, form) DeviceOpForm::form,
+#include "trueno/device_ops.inc"
+#undef TRUENO_DEVICE_OP
+};
 
 void binary(DeviceOp op, const DeviceTensor& a, const DeviceTensor& b, DeviceTensor& out) {
   const Device d = common_device(op, {{"a", &a}, {"b", &b}});
@@ -141,10 +153,6 @@ void rows(DeviceOp op, const DeviceTensor& x, const DeviceTensor* w, const Devic
   OpCall call{op, d};
   call.m = x.rows(), call.n = n, call.eps = eps;
   if (b) run(call, {&x, w, b}, out); else if (w) run(call, {&x, w}, out); else run(call, {&x}, out);
-}
-
-void need_matrix(DeviceOp op, const char* what, const DeviceTensor& t) {
-  if (t.shape().size() != 2) throw ShapeError(strcat("ops::", name(op), ": ", what, " must be a matrix (2 dimensions), has ", t.shape().size()));
 }
 
 void convert(DeviceOp op, const DeviceTensor& x, QuantType from, QuantType to, DeviceTensor& out) {

@@ -95,6 +95,12 @@ DeviceTensor DeviceTensor::upload_f16(const Device& d, std::span<const std::uint
   return t;
 }
 
+DeviceTensor DeviceTensor::upload_ids(const Device& d, std::span<const std::int32_t> ids, Shape shape) {
+  DeviceTensor t = make(d, shape_or(std::move(shape), ids.size(), "upload_ids"), QuantType::I32);
+  if (!ids.empty()) detail::device_backend(d.kind).write(*t.storage_, ids.data(), ids.size_bytes());
+  return t;
+}
+
 DeviceTensor DeviceTensor::upload_quantized(const Device& d, QuantType type, std::span<const std::byte> bytes, std::size_t rows,
                                             std::size_t cols) {
   const std::size_t need = rows * quant_row_bytes(type, cols);

@@ -8,6 +8,7 @@
 
 #include "trueno/device_ops.h"
 #include "trueno/device_tensor.h"
+#include "trueno/grad.h"
 
 namespace trueno::detail {
 
@@ -28,6 +29,15 @@ struct DeviceStorage {
 //                 trans_b (in[0] then stored k x m, in[1] n x k); Matmul has no transposes and beta 0.
 //   Matvec:       in[0] m x k of type `type`, in[1] k f32, out m f32.
 //   Convert:      in[0] and out n elements.
+//   RmsnormBackward, LayernormBackward: in[0] x [m][n], in[1] w [n], in[2] dy [m][n]; out dx, out2 dw [n],
+//                 out3 db [n] (layernorm); eps; dw, db overwritten (beta 0) or accumulated (beta 1).
+//   CrossEntropy: in[0] logits [m][n], in[1] targets (i32) [m]; out dlogits = alpha (softmax - onehot),
+//                 out2 the loss of each row [m].
+//   RopeBackward: in[0] dy [m][n heads of k values], row r at position pos + r; out dx; rope_dim, base, neox.
+//   EmbeddingBackward: in[0] ids (i32) [m], in[1] dy [m][n]; out the table gradient [k][n], beta as above.
+//   AttentionBackward: the one kernel of its own, the causal softmax: in[0] S [m][m]; out P, row t =
+//                 softmax(alpha * S[t][0..t]), zeros after (the rest are other ops' calls, device_grad.cpp).
+//   AdamwStep:    in[0] g [n]; out w, out2 m, out3 v updated in place; adamw, bias1 = 1 - beta1^t, bias2.
 struct OpCall {
   DeviceOp op;
   Device device;
@@ -38,6 +48,13 @@ struct OpCall {
   float alpha = 0.0f, eps = 0.0f;
   bool trans_a = false, trans_b = false;
   float beta = 0.0f;
+  DeviceStorage* out2 = nullptr;  // the further outputs of the backward ops (layouts above)
+  DeviceStorage* out3 = nullptr;
+  std::size_t pos = 0, rope_dim = 0;  // RopeBackward
+  float base = 0.0f;
+  bool neox = false;
+  grad::AdamW adamw{};  // AdamwStep
+  float bias1 = 1.0f, bias2 = 1.0f;
 };
 
 // Note [Device op list]

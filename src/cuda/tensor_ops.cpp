@@ -1,7 +1,7 @@
 // The CUDA backend of the public device tensors and ops (src/core/device_backend.h): one Context per
 // device index, opened on first use and kept for the process. Ops launch asynchronously on the
 // context's stream (kernels/tensor_ops.cu; cuBLAS for matmul and f32 matvec; the decode GEMV kernels
-// for quantized matvec); read(), write() and synchronize() wait for the stream.
+// for quantized matvec; kernels/grad_ops.cu for the backward ops); read(), write() and synchronize() wait for the stream.
 #include <algorithm>
 #include <climits>
 #include <map>
@@ -105,6 +105,78 @@ void gemm_row_major(Context& c, const OpCall& call, api::CUdeviceptr a, api::CUd
                "cublasGemmEx(f32, row-major)");
 }
 
+// The backward ops of kernels/grad_ops.cu (layouts: src/core/device_backend.h).
+void record_grad(DeviceState& st, const OpCall& call) {
+  Context& c = *st.ctx;
+  const DeviceOp op = call.op;
+  api::CUdeviceptr a = ptr(call.in[0]), out = ptr(call.out);
+  const auto f = [&](const char* kernel) { return c.function("grad_ops", kernel); };
+  std::uint32_t m = u32(call.m, op), n = u32(call.n, op);
+  switch (op) {
+    case DeviceOp::RmsnormBackward: case DeviceOp::LayernormBackward: {
+      if (m == 0) return;
+      int layer = op == DeviceOp::LayernormBackward, accumulate = call.beta != 0.0f;
+      auto stats = std::make_shared<DeviceBuffer>(c, std::size_t{8} * m);
+      st.keep.push_back(stats);
+      api::CUdeviceptr w = ptr(call.in[1]), dy = ptr(call.in[2]), sp = stats->ptr(), dw = ptr(call.out2);
+      api::CUdeviceptr db = call.out3 ? ptr(call.out3) : dw;
+      float eps = call.eps;
+      void* p_stats[] = {&a, &sp, &n, &m, &eps, &layer};
+      launch_rows(c, f("grad_norm_stats_rows"), m, p_stats);
+      void* p_dx[] = {&a, &w, &dy, &sp, &out, &n, &m, &layer};
+      launch_rows(c, f("grad_norm_dx_rows"), m, p_dx);
+      void* p_params[] = {&a, &dy, &sp, &dw, &db, &n, &m, &layer, &accumulate};
+      launch(c, f("grad_norm_params_cols"), (n + kThreads - 1) / kThreads, 1, kThreads, 1, p_params);
+      return;
+    }
+    case DeviceOp::CrossEntropy: {
+      if (m == 0) return;
+      api::CUdeviceptr targets = ptr(call.in[1]), loss = ptr(call.out2);
+      float scale = call.alpha;
+      void* params[] = {&a, &targets, &out, &loss, &n, &m, &scale};
+      launch_rows(c, f("grad_cross_entropy_rows"), m, params);
+      return;
+    }
+    case DeviceOp::RopeBackward: {
+      std::uint32_t head_dim = u32(call.k, op), rope_dim = u32(call.rope_dim, op), pos = u32(call.pos + call.m, op) - m;  // the last position must fit too
+      const std::size_t threads = call.m * call.n * (rope_dim / 2 + head_dim - rope_dim);
+      if (threads == 0) return;
+      float base = call.base;
+      int neox = call.neox;
+      void* params[] = {&a, &out, &m, &n, &head_dim, &rope_dim, &pos, &base, &neox};
+      launch_rows(c, f("grad_rope_rows"), (threads + kThreads - 1) / kThreads, params);
+      return;
+    }
+    case DeviceOp::EmbeddingBackward: {
+      if (n == 0) return;
+      std::uint32_t rows = u32(call.k, op);
+      int accumulate = call.beta != 0.0f;
+      api::CUdeviceptr dy = ptr(call.in[1]);
+      void* params[] = {&a, &dy, &out, &m, &n, &rows, &accumulate};
+      launch(c, f("grad_embedding_cols"), (n + kThreads - 1) / kThreads, 1, kThreads, 1, params);
+      return;
+    }
+    case DeviceOp::AttentionBackward: {  // its causal softmax; the rest are other ops' calls
+      if (m == 0) return;
+      float scale = call.alpha;
+      void* params[] = {&a, &out, &n, &m, &scale};
+      launch_rows(c, f("grad_causal_softmax_rows"), m, params);
+      return;
+    }
+    case DeviceOp::AdamwStep: {
+      if (n == 0) return;
+      api::CUdeviceptr g = a, w = out, mm = ptr(call.out2), v = ptr(call.out3);
+      const grad::AdamW& o = call.adamw;
+      float lr = o.lr, b1 = o.beta1, b2 = o.beta2, eps = o.eps, wd = o.weight_decay, c1 = call.bias1, c2 = call.bias2;
+      void* params[] = {&w, &g, &mm, &v, &n, &lr, &b1, &b2, &eps, &wd, &c1, &c2};
+      launch(c, f("grad_adamw"), blocks_for(c, call.n), 1, kThreads, 1, params);
+      return;
+    }
+    default:
+      throw BackendUnavailable(strcat("op ", name(op), " has no kernel on device ", call.device.str()));
+  }
+}
+
 void record(DeviceState& st, const OpCall& call) {
   Context& c = *st.ctx;
   const DeviceOp op = call.op;
@@ -205,7 +277,7 @@ void record(DeviceState& st, const OpCall& call) {
       return;
     }
     default:
-      throw BackendUnavailable(strcat("op ", name(op), " has no kernel on device ", call.device.str()));
+      record_grad(st, call);
   }
 }
 

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "support/device_grad_cases.h"
 #include "support/device_ops_cases.h"
+#include "support/device_train_case.h"
 #include "cuda/cuda_test_support.h"
 
 namespace trueno::cuda {
@@ -47,6 +49,18 @@ TEST(CudaGpu, TensorBackwardOpsMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 rng(test_seed() + 110);
   test::check_backward(device(), "cuda", rng);
+}
+
+TEST(CudaGpu, TensorTrainingBackwardOpsMatchTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  std::mt19937_64 rng(test_seed() + 111);
+  test::check_training_backward(device(), "cuda", rng);
+}
+
+// The CPU tiers' toy training (src/grad/train_test.cpp) with its tensors on the device, to the same loss.
+TEST(CudaGpu, TensorTrainingReachesTheCpuLoss) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  test::check_rings_training(device());
 }
 
 TEST(CudaGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {

@@ -12,6 +12,7 @@ constexpr QuantTypeInfo kInfo[] = {
     {QuantType::F32, "f32", 1, 4},       {QuantType::F16, "f16", 1, 2},       {QuantType::BF16, "bf16", 1, 2},
     {QuantType::Q4_0, "q4_0", 32, 18},   {QuantType::Q8_0, "q8_0", 32, 34},   {QuantType::Q4_K, "q4_k", 256, 144},
     {QuantType::Q5_K, "q5_k", 256, 176}, {QuantType::Q6_K, "q6_k", 256, 210}, {QuantType::Q8_K, "q8_k", 256, 292},
+    {QuantType::I32, "i32", 1, 4},
 };
 
 std::string supported() {

@@ -82,6 +82,82 @@ int elementwise_code(DeviceOp op) {
   }
 }
 
+// The backward ops' shaders (layouts: src/core/device_backend.h).
+void record_grad(DeviceState& st, const OpCall& call) {
+  Context& c = *st.ctx;
+  Recorder& r = *st.rec;
+  const DeviceOp op = call.op;
+  const Buffer& a = buf(call.in[0]);
+  Buffer& out = buf(call.out);
+  const std::uint32_t m = u32(call.m, op), n = u32(call.n, op);
+  switch (op) {
+    case DeviceOp::RmsnormBackward: case DeviceOp::LayernormBackward: {
+      if (m == 0) return;
+      const std::uint32_t layer = op == DeviceOp::LayernormBackward;
+      auto stats = std::make_shared<Buffer>(c, std::size_t{8} * m);
+      st.keep.push_back(stats);
+      Buffer& dw = buf(call.out2);
+      Buffer& db = call.out3 ? buf(call.out3) : dw;
+      struct { std::uint32_t n, rows; float eps; std::uint32_t accumulate; } push{n, m, call.eps, call.beta != 0.0f};
+      const auto [gx, gy] = grid(m);
+      const std::initializer_list<const Buffer*> bufs = {&a, &buf(call.in[1]), &buf(call.in[2]), stats.get(), &out, &dw, &db};
+      for (std::uint32_t stage : {0u, 1u}) {
+        const std::array<std::uint32_t, 3> spec = {kWg, stage, layer};
+        r.dispatch(c.pipeline("norm_backward", 7, sizeof push, spec), bufs, push, gx, gy);
+      }
+      const std::array<std::uint32_t, 3> spec = {kWg, 2u, layer};
+      const auto [px, py] = grid((call.n + kWg - 1) / kWg);
+      r.dispatch(c.pipeline("norm_backward", 7, sizeof push, spec), bufs, push, px, py);
+      return;
+    }
+    case DeviceOp::CrossEntropy: {
+      struct { std::uint32_t n, rows; float scale; } push{n, m, call.alpha};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid(m);
+      r.dispatch(c.pipeline("cross_entropy", 4, sizeof push, spec), {&a, &buf(call.in[1]), &out, &buf(call.out2)}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::RopeBackward: {
+      const std::uint32_t head_dim = u32(call.k, op), rope_dim = u32(call.rope_dim, op);
+      const std::size_t threads = call.m * call.n * (rope_dim / 2 + head_dim - rope_dim);
+      if (threads == 0) return;
+      struct { std::uint32_t rows, heads, head_dim, rope_dim, pos; float base; } push{
+          m, n, head_dim, rope_dim, u32(call.pos + call.m, op) - m, call.base};
+      const std::array<std::uint32_t, 2> spec = {kWg, call.neox ? 1u : 0u};
+      const auto [gx, gy] = grid((threads + kWg - 1) / kWg);
+      r.dispatch(c.pipeline("rope_backward", 2, sizeof push, spec), {&a, &out}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::EmbeddingBackward: {
+      if (n == 0) return;
+      struct { std::uint32_t tokens, dim, rows, accumulate; } push{m, n, u32(call.k, op), call.beta != 0.0f};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid((call.n + kWg - 1) / kWg);
+      r.dispatch(c.pipeline("embedding_backward", 3, sizeof push, spec), {&a, &buf(call.in[1]), &out}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::AttentionBackward: {  // its causal softmax; the rest are other ops' calls
+      struct { std::uint32_t n, rows; float scale; } push{n, m, call.alpha};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid(m);
+      r.dispatch(c.pipeline("causal_softmax", 2, sizeof push, spec), {&a, &out}, push, gx, gy);
+      return;
+    }
+    case DeviceOp::AdamwStep: {
+      if (n == 0) return;
+      const grad::AdamW& o = call.adamw;
+      struct { std::uint32_t n; float lr, beta1, beta2, eps, wd, c1, c2; } push{
+          n, o.lr, o.beta1, o.beta2, o.eps, o.weight_decay, call.bias1, call.bias2};
+      const std::array<std::uint32_t, 1> spec = {kWg};
+      const auto [gx, gy] = grid((call.n + kWg - 1) / kWg);
+      r.dispatch(c.pipeline("adamw", 4, sizeof push, spec), {&a, &out, &buf(call.out2), &buf(call.out3)}, push, gx, gy);
+      return;
+    }
+    default:
+      throw BackendUnavailable(strcat("op ", name(op), " has no kernel on device ", call.device.str()));
+  }
+}
+
 class Backend final : public detail::DeviceBackend {
  public:
   std::string missing(DeviceOp op, QuantType type) const override {
@@ -231,7 +307,7 @@ void Backend::record(DeviceState& st, const OpCall& call) {
       return;
     }
     default:
-      throw BackendUnavailable(strcat("op ", name(op), " has no kernel on device ", call.device.str()));
+      record_grad(st, call);
   }
 }
 

@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "api/crossover.h"
+#include "support/device_grad_cases.h"
 #include "support/device_ops_cases.h"
+#include "support/device_train_case.h"
 #include "vulkan/vulkan_test_support.h"
 
 namespace trueno::vulkan {
@@ -48,6 +50,18 @@ TEST(VulkanGpu, TensorBackwardOpsMatchTheCpu) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   std::mt19937_64 rng(test_seed() + 110);
   test::check_backward(device(), "vulkan", rng);
+}
+
+TEST(VulkanGpu, TensorTrainingBackwardOpsMatchTheCpu) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  std::mt19937_64 rng(test_seed() + 111);
+  test::check_training_backward(device(), "vulkan", rng);
+}
+
+// The CPU tiers' toy training (src/grad/train_test.cpp) with its tensors on the device, to the same loss.
+TEST(VulkanGpu, TensorTrainingReachesTheCpuLoss) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  test::check_rings_training(device());
 }
 
 TEST(VulkanGpu, TensorMatvecOfEveryWeightTypeMatchesTheCpu) {

@@ -11,6 +11,7 @@
 #include "core/device_backend.h"
 #include "trueno/device_ops.h"
 #include "trueno/error.h"
+#include "trueno/grad.h"
 
 namespace trueno {
 namespace {
@@ -93,6 +94,31 @@ TEST(DeviceTensor, ShapesAndTypesAreCheckedOnTheHost) {
   EXPECT_THROW(stand_in(kCuda, {4}).download(three), ShapeError);
   std::vector<std::uint16_t> halves(4);
   EXPECT_THROW(stand_in(kCuda, {4}).download_f16(halves), InvalidArgument);  // holds f32
+}
+
+// The backward ops on device tensors (grad.h) check on the host too, before any backend is called.
+TEST(DeviceTensor, BackwardOpsCheckShapesTypesAndAliasingOnTheHost) {
+  DeviceTensor out, loss;
+  const std::string t = error_of<InvalidArgument>([&] { grad::cross_entropy(stand_in(kCuda, {4, 3}), stand_in(kCuda, {4}), loss, out); });
+  EXPECT_NE(t.find("targets holds f32, needs i32"), std::string::npos) << t;
+  EXPECT_THROW(grad::cross_entropy(stand_in(kCuda, {4, 3}), stand_in(kCuda, {3}, QuantType::I32), loss, out), ShapeError);
+  EXPECT_THROW(grad::embedding(stand_in(kCuda, {4}, QuantType::I32), stand_in(kCuda, {4, 8}), out), InvalidArgument);  // no rows
+  EXPECT_THROW(grad::embedding(stand_in(kCuda, {3}, QuantType::I32), stand_in(kCuda, {4, 8}), out, 10), ShapeError);
+  EXPECT_THROW(grad::rope(stand_in(kCuda, {2, 10}), 3, 2, 0, 1e4f, false, out), ShapeError);  // 10 values are not 3 heads
+  EXPECT_THROW(grad::rope(stand_in(kCuda, {2, 10}), 2, 3, 0, 1e4f, false, out), ShapeError);  // odd rope_dim
+  DeviceTensor dx, dw;
+  EXPECT_THROW(grad::rmsnorm(stand_in(kCuda, {2, 4}), stand_in(kCuda, {4}), 1e-5f, stand_in(kCuda, {2, 5}), dx, dw), ShapeError);
+  DeviceTensor q = stand_in(kCuda, {5, 4}), dq, dk, dv;
+  EXPECT_THROW(grad::attention(q, stand_in(kCuda, {5, 3}), q, q, dq, dk, dv), ShapeError);
+  EXPECT_THROW(grad::attention(q, q, q, q, q, dk, dv), InvalidArgument);  // dq is an input
+  DeviceTensor w = stand_in(kCuda, {4}), m = stand_in(kCuda, {4});
+  const grad::AdamW o;
+  EXPECT_THROW(grad::adamw_step(w, stand_in(kCuda, {4}), m, m, 1, o), InvalidArgument);  // m is v
+  DeviceTensor v = stand_in(kCuda, {4});
+  EXPECT_THROW(grad::adamw_step(w, stand_in(kCuda, {4}), m, v, 0, o), InvalidArgument);  // steps count from 1
+  const std::string k = error_of<BackendUnavailable>(
+      [&] { grad::cross_entropy(stand_in(kWebGpu, {4, 3}), stand_in(kWebGpu, {4}, QuantType::I32), loss, out); });
+  EXPECT_NE(k.find("op cross_entropy has no kernel on device webgpu:0"), std::string::npos) << k;
 }
 
 TEST(DeviceTensor, AnUnavailableDeviceIsRefusedAtAllocation) {
