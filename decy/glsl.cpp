@@ -378,6 +378,9 @@ class Emitter {
       load.args.push_back(e.args.at(0)), load.args.push_back(zero);
       return ex(load);
     }
+    if (e.name == "signbit") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") >> 31u) != 0u)";
+    if (e.name == "atomicMax" || e.name == "atomicAdd")  // the element itself (parse.cpp passes *p): a buffer or shared variable
+      return e.name + "(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ")";
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
     if (auto r = kRounded.find(e.name); r != kRounded.end()) {
       rounded_.insert(e.name);

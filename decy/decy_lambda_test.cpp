@@ -1,0 +1,122 @@
+// decy on template helpers and lambdas (Note [Lambdas and template helpers], parse.cpp), 32-bit atomics,
+// signbit and a for loop without an init: the GLSL they become, glslc accepting it, and the refusals named
+// with their line.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "check.h"
+#include "glsl.h"
+#include "parse.h"
+#include "wgsl.h"
+
+namespace decy {
+namespace {
+
+Glsl translate(const std::string& src, const std::string& kernel = "") {
+  return emit_glsl(check(parse_source("snippet.cu", src), kernel), "snippet.cu");
+}
+
+std::string errors(const Glsl& g) {
+  std::string s;
+  for (const auto& e : g.errors) s += e.str() + "\n";
+  return s;
+}
+
+bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
+
+void expect_compiles(const Glsl& g, const std::string& name) {
+#ifdef DECY_GLSLC
+  const std::string comp = ::testing::TempDir() + "/decy_" + name + ".comp", spv = ::testing::TempDir() + "/decy_" + name + ".spv";
+  std::ofstream(comp) << g.text;
+  const std::string cmd = std::string(DECY_GLSLC) + " --target-env=vulkan1.1 -Werror -fshader-stage=compute -o " + spv + " " + comp;
+  EXPECT_EQ(std::system(cmd.c_str()), 0) << g.text;
+#else
+  (void)g, (void)name;
+#endif
+}
+
+// A template helper taking a lambda, a lambda held in a local and called by another lambda, a non-type
+// template parameter: one helper per instance, each lambda a helper taking its captures first.
+const char* kLambdas = R"(
+template <class Load>
+__device__ float sum(int n, Load load) {
+  float m = 0.0f;
+  for (int i = 0; i < n; ++i) m += load(i);
+  return m;
+}
+template <int K>
+__device__ int times(int v) { return v * K; }
+extern "C" __global__ void k(const float* __restrict__ x, int n, float* __restrict__ out) {
+  const int off = times<3>(1);
+  auto at = [&](int i) { return x[i + off]; };
+  out[0] = sum(n, at) + sum(n, [&](int i) { return at(i) * 2.0f; });
+}
+)";
+
+TEST(DecyLambda, TemplateInstancesAndLambdasBecomeHelpers) {
+  const Glsl g = translate(kLambdas);
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "int times_inst0(int v) {\n  return v * 3;\n}")) << g.text;
+  EXPECT_TRUE(contains(g.text, "float lambda_12_0_x(uint x_off, int off, int i) {\n  return x[x_off + uint((i + off))];")) << g.text;
+  // The second lambda captures `at`, itself a closure: its captured values, flattened.
+  EXPECT_TRUE(contains(g.text, "float lambda_13_1_x(uint at_cap_x_off, int at_cap_off, int i) {\n  return lambda_12_0_x(at_cap_x_off, at_cap_off, i) * 2.0;")) << g.text;
+  EXPECT_TRUE(contains(g.text, "m += lambda_12_0_x(load_cap_x_off, load_cap_off, i);")) << g.text;
+  EXPECT_TRUE(contains(g.text, "decy_out[0] = (sum_inst1_x(n, 0u, off) + sum_inst2_x(n, 0u, off));")) << g.text;
+  EXPECT_FALSE(contains(g.text, " at =")) << g.text;  // the local closure is no GLSL variable
+  expect_compiles(g, "lambdas");
+}
+
+TEST(DecyLambda, AtomicsSignbitAndForWithoutInit) {
+  const Glsl g = translate(R"(
+__global__ void k(const float* __restrict__ x, unsigned* __restrict__ m, int* __restrict__ c, int n) {
+  int i = threadIdx.x;
+  for (; i < n; i += blockDim.x) {
+    atomicMax(m + 1, __float_as_uint(fabsf(x[i])));
+    if (signbit(x[i])) atomicAdd(c, 1);
+  }
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "for (; i < n; i += int(gl_WorkGroupSize.x))")) << g.text;
+  EXPECT_TRUE(contains(g.text, "atomicMax(m[(0u + 1u) + 0u], floatBitsToUint(abs(x[i])));")) << g.text;  // the element *(m + 1)
+  EXPECT_TRUE(contains(g.text, "if ((floatBitsToUint(x[i]) >> 31u) != 0u)")) << g.text;
+  EXPECT_TRUE(contains(g.text, "atomicAdd(c[0], 1);")) << g.text;
+  expect_compiles(g, "atomics");
+}
+
+TEST(DecyLambda, RefusalsAreNamedWithTheirLine) {
+  struct Case {
+    const char* source;
+    unsigned line;
+    const char* message;
+  };
+  const Case cases[] = {
+      {"__global__ void k(float* y) {\n  int n = 0;\n  auto f = [&](int i) { n += i; return n; };\n  y[0] = f(2);\n}", 3,
+       "a lambda assigning to its capture 'n'"},
+      {"__global__ void k(float* y) {\n  atomicAdd(y, 1.0f);\n}", 2, "atomicAdd on 'float"},
+      {"__global__ void k(float* y) {\n  y[0] = erfcf(y[1]);\n}", 2, "call to 'erfcf'"},
+  };
+  for (const Case& c : cases) {
+    const Glsl g = translate(c.source);
+    bool found = false;
+    for (const auto& e : g.errors) found |= e.loc.line == c.line && contains(e.message, c.message);
+    EXPECT_TRUE(found) << c.message << ", got:\n" << errors(g);
+  }
+}
+
+// WGSL: the same lambdas (helpers are target-neutral IR); atomics and signbit are refused by name.
+TEST(DecyLambda, WgslTakesTheLambdasAndRefusesAtomics) {
+  const Wgsl w = emit_wgsl(check(parse_source("snippet.cu", kLambdas), ""), "snippet.cu", {});
+  EXPECT_TRUE(w.errors.empty()) << (w.errors.empty() ? "" : w.errors[0].str());
+  EXPECT_TRUE(contains(w.text, "fn decy_lambda_12_0_x(decy_off_x_in: u32, off: i32, i: i32) -> f32 {")) << w.text;
+  const Wgsl a = emit_wgsl(check(parse_source("snippet.cu", "__global__ void k(unsigned* m) {\n  atomicMax(m, 3u);\n}"), ""), "snippet.cu", {});
+  ASSERT_FALSE(a.errors.empty());
+  EXPECT_EQ(a.errors[0].loc.line, 2u);
+  EXPECT_TRUE(contains(a.errors[0].message, "atomicMax")) << a.errors[0].str();
+}
+
+}  // namespace
+}  // namespace decy
