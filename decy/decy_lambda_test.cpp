@@ -87,6 +87,27 @@ __global__ void k(const float* __restrict__ x, unsigned* __restrict__ m, int* __
   expect_compiles(g, "atomics");
 }
 
+// Note [Local arrays given to helpers] (glsl.cpp): a local array given to a pointer parameter is an inout
+// array parameter plus an offset; passed on from there, the helper's array again.
+TEST(DecyLambda, LocalArraysGivenToHelpers) {
+  const Glsl g = translate(R"(
+__device__ void fill(float* v, int n) { for (int i = 0; i < n; ++i) v[i] = i; }
+__device__ void fill_twice(float* v) { fill(v, 2); fill(v + 2, 2); }
+__global__ void k(float* __restrict__ y) {
+  float a[4];
+  fill_twice(a);
+  y[threadIdx.x] = a[0] + a[3];
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "void fill_twice_a(inout float v_arr[4], uint v_off) {")) << g.text;
+  EXPECT_TRUE(contains(g.text, "fill_v_arr(v_arr, v_off, 2);")) << g.text;
+  EXPECT_TRUE(contains(g.text, "fill_v_arr(v_arr, v_off + 2u, 2);")) << g.text;
+  EXPECT_TRUE(contains(g.text, "v_arr[v_off + uint(i)] = float(i);")) << g.text;
+  EXPECT_TRUE(contains(g.text, "fill_twice_a(a, 0u);")) << g.text;
+  expect_compiles(g, "local_arrays");
+}
+
 TEST(DecyLambda, RefusalsAreNamedWithTheirLine) {
   struct Case {
     const char* source;

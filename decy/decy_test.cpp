@@ -421,8 +421,8 @@ const Unsupported kUnsupported[] = {
     {"struct with a pointer", "struct P { float* a; };\n__global__ void k(P* y) {\n  y[0].a[0] = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
     {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides in the common type"},
-    {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
-     "pointer argument 1 of 'first'"},
+    {"helper pointer to a local scalar", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a = 1.0f;\n  y[0] = first(&a);\n}", 4,
+     "address-of"},
 };
 
 TEST(DecyCheck, UnsupportedConstructsAreNamedWithTheirLine) {

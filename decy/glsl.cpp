@@ -238,13 +238,20 @@ class Emitter {
     const std::string saved_fn = fn_;
     fn_ = f.name;
     views_.clear(), offsets_.clear(), choices_.clear(), forced_.clear();
+    const auto outer_locals = std::move(local_arrays_);
+    local_arrays_.clear();
     std::ostringstream o;
     o << gtype(f.ret) << " " << name << "(";
     std::size_t b = 0;
     for (std::size_t i = 0; i < f.params.size(); ++i) {
       const auto& p = f.params[i];
       o << (i ? ", " : "");
-      if (p.type.pointer) {
+      if (p.type.pointer && outer_locals.contains(buffers.at(b))) {  // Note [Local arrays given to helpers]
+        const auto& [type, size] = outer_locals.at(buffers.at(b++));
+        const std::string arr = rename(p.name) + "_arr";
+        local_arrays_[arr] = {type, size}, views_[p.name] = arr;
+        o << "inout " << type << " " << arr << "[" << size << "], uint " << rename(p.name) << "_off";
+      } else if (p.type.pointer) {
         views_[p.name] = buffers.at(b++);
         o << "uint " << rename(p.name) << "_off";
       } else {
@@ -256,6 +263,7 @@ class Emitter {
     o << stmt(f.body);
     helper_texts_.push_back(o.str());
     views_ = std::move(saved_views), offsets_ = std::move(saved_offsets), level_ = saved_level, fn_ = saved_fn;
+    local_arrays_ = outer_locals;
     choices_ = std::move(saved_choices), forced_ = std::move(saved_forced);
     return name;
   }
@@ -294,6 +302,10 @@ class Emitter {
   bool pointer_of(const Expr& e, std::string* buffer, std::string* offset) {
     if (e.kind == Expr::Kind::Var && e.type.array && shared_names_.contains(fn_ + "/" + e.name)) {
       *buffer = var_name(e.name), *offset = "";  // a __shared__ array (a GLSL global) passed to a helper
+      return true;
+    }
+    if (e.kind == Expr::Kind::Var && e.type.array && local_arrays_.contains(rename(e.name))) {
+      *buffer = rename(e.name), *offset = "";  // a local array passed to a helper (Note [Local arrays given to helpers])
       return true;
     }
     if (e.kind != Expr::Kind::Var || !e.type.pointer) return false;
@@ -409,6 +421,7 @@ class Emitter {
           error(e.loc, "pointer argument " + std::to_string(i + 1) + " of '" + e.name + "' that is not a parameter's buffer plus an offset");
           return "0";
         }
+        if (local_arrays_.contains(buffer)) args.push_back(buffer);  // inout: the array itself, then the offset
         buffers.push_back(buffer), args.push_back(bare(offset));
       }
       std::string s = helper(*f, buffers) + "(";
@@ -687,6 +700,7 @@ class Emitter {
         one = view(d);
       } else {
         one = gtype(d.type) + " " + rename(d.name) + (d.type.array ? "[" + std::to_string(d.type.array) + "]" : "");
+        if (d.type.array) local_arrays_[rename(d.name)] = {gtype(d.type), d.type.array};
         if (d.has_init) one += " = " + bare(ex(d.init));
         one += ";";
       }
@@ -766,6 +780,11 @@ class Emitter {
   std::map<std::string, std::string> offsets_;     // pointer parameter it offsets -> offset variable
   std::map<std::string, std::string> views_;       // local pointer -> the buffer it points into
   std::vector<std::pair<VarDecl, std::string>> shared_;  // with their GLSL names
+  // Note [Local arrays given to helpers]: a local array (or a helper's array parameter) a helper's pointer
+  // parameter may point into, by GLSL name -> element type and size. The helper specialized for it takes
+  // `inout T p_arr[N]` and an offset: copied in and out, which is C's pointer semantics as long as no other
+  // argument of the call points into the same array (decy does not check that).
+  std::map<std::string, std::pair<std::string, std::uint64_t>> local_arrays_;
   std::map<std::string, std::string> shared_names_;      // "function/name" -> GLSL name
   std::string fn_;                                       // the function being emitted
   std::set<std::string> emitted_;              // helpers emitted (Note [Helpers with pointer parameters])
