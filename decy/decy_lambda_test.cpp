@@ -108,6 +108,21 @@ __global__ void k(float* __restrict__ y) {
   expect_compiles(g, "local_arrays");
 }
 
+// An array's initializer list: GLSL's array constructor, the elements left out zero as in C.
+TEST(DecyLambda, ArrayInitializerLists) {
+  const Glsl g = translate(R"(
+__global__ void k(const uint4* __restrict__ r, float* __restrict__ y) {
+  const unsigned w[4] = {r[0].x, r[0].y, r[0].z, r[0].w};
+  float z[3] = {1.5f};
+  y[threadIdx.x] = w[threadIdx.x & 3] + z[2];
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "uint w[4] = uint[4](r[0].x, r[0].y, r[0].z, r[0].w);")) << g.text;
+  EXPECT_TRUE(contains(g.text, "float z[3] = float[3](1.5, float(0), float(0));")) << g.text;
+  expect_compiles(g, "array_init");
+}
+
 TEST(DecyLambda, RefusalsAreNamedWithTheirLine) {
   struct Case {
     const char* source;

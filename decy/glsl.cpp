@@ -390,6 +390,13 @@ class Emitter {
       load.args.push_back(e.args.at(0)), load.args.push_back(zero);
       return ex(load);
     }
+    if (e.name == "__decy_array") {  // an array's initializer list (parse.cpp): T[N](...)
+      Type elem = e.type;
+      elem.array = 0;
+      std::string s = gtype(elem) + "[" + std::to_string(e.type.array) + "](";
+      for (std::size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + bare(ex(e.args[i]));
+      return s + ")";
+    }
     if (e.name == "signbit") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") >> 31u) != 0u)";
     if (e.name == "atomicMax" || e.name == "atomicAdd")  // the element itself (parse.cpp passes *p): a buffer or shared variable
       return e.name + "(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ")";

@@ -523,7 +523,7 @@ class Parser {
           clang_getCursorKind(clang_getCursorReferenced(k)) == CXCursor_Constructor)
         continue;  // `uint2 v;`: default-initialized (indeterminate in C++), no initializer
       if (clang_getCursorKind(k) == CXCursor_InitListExpr) {
-        error(k, "initializer list of '" + v.name + "'");
+        if (!array_init(k, v)) error(k, "initializer list of '" + v.name + "'");
         continue;
       }
       if (!v.type.array) v.init = convert(expr(k), v.type), v.has_init = true;
@@ -533,6 +533,29 @@ class Parser {
       v.closure = true;
     }
     return v;
+  }
+
+  // `T a[N] = {x, y, ...}` of scalars or vectors: a call of __decy_array (GLSL's T[N](...)), the elements
+  // left out zero as in C. Nested braces (structs, arrays of arrays) are refused by the caller.
+  bool array_init(CXCursor list, VarDecl& v) {
+    const auto items = operands(list);
+    if (!v.type.array || v.type.pointer || v.type.record != nullptr || items.size() > v.type.array) return false;
+    Type elem = v.type;
+    elem.array = 0;
+    Expr e;
+    e.kind = Expr::Kind::Call, e.name = kArrayInit, e.type = v.type, e.loc = loc(list);
+    for (CXCursor k : items) {
+      if (clang_getCursorKind(k) == CXCursor_InitListExpr) return false;
+      e.args.push_back(convert(expr(k), elem));
+    }
+    Expr zero;
+    zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = e.loc;
+    while (e.args.size() < v.type.array) {
+      if (elem.lanes != 0) return false;  // a vector's zero: not needed yet
+      e.args.push_back(convert(zero, elem));
+    }
+    v.init = std::move(e), v.has_init = true;
+    return true;
   }
 
   Stmt stmt(CXCursor c) {
@@ -871,6 +894,7 @@ class Parser {
   std::map<const void*, Closure> closures_;                        // by lambda class (canonical type)
   std::map<const void*, std::string> instances_;                   // template instance -> its helper
   std::map<std::string, std::vector<Expr>> closure_vars_;          // in the function parsed: closure -> captured values
+  inline static const std::string kArrayInit = "__decy_array";    // an array's initializer list (Call, args: the elements)
   inline static const std::string kClosurePack = "decy closure ";  // a closure as a value (Call, args: its captured values)
 };
 
