@@ -22,7 +22,7 @@ using namespace glsl;  // names, types and support functions (glsl_support.h)
 
 class Emitter {
  public:
-  Emitter(const Checked& c, Glsl& out) : c_(c), out_(out) {}
+  Emitter(const Checked& c, Glsl& out, const GlslOptions& options) : c_(c), out_(out), options_(options) {}
 
   std::string run(const std::string& source) {
     const Function& k = *c_.kernel;
@@ -115,6 +115,10 @@ class Emitter {
       h << "\n";
     }
     if (out_.push.empty()) h << "//   none\n";
+    if (!warp32_.empty())
+      h << "// Warps: emulated (decy --warp32, Note [Emulated warps]): warpSize is 32, each warp shuffle an exchange through\n"
+        << "//   shared memory between barriers. Valid only when every thread of the workgroup reaches every shuffle (decy does\n"
+        << "//   not check this); blockDim.x a multiple of 32, at most 1024.\n";
     if (subgroup_) {
       h << "// Subgroups: warp shuffles are subgroup shuffles; warpSize is gl_SubgroupSize. A kernel that assumes a\n"
         << "//   warp of 32 lanes (literal shuffle offsets) needs a subgroup size of 32.\n";
@@ -165,7 +169,7 @@ class Emitter {
     }
     SupportNeeds needs;
     needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
-    needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_;
+    needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_, needs.warp32 = warp32_;
     g << support_functions(needs);
     g << "\n";
     return g.str();
@@ -364,6 +368,11 @@ class Emitter {
 
   std::string call(const Expr& e) {
     std::vector<std::string> a;
+    if (options_.warp32 && (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync" || e.name == "__shfl_sync")) {
+      const std::string t = gtype(e.args.at(1).type), kind = e.name == "__shfl_xor_sync" ? "xor" : e.name == "__shfl_sync" ? "idx" : "down";
+      warp32_.insert(t);  // Note [Emulated warps]
+      return warp32_shuffle(kind, t, bare(ex(e.args[1])), kind == "idx" ? "int(" + bare(ex(e.args.at(2))) + ")" : as_uint(e.args.at(2)));
+    }
     if (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync") {
       subgroup_ = true;
       const bool x = e.name == "__shfl_xor_sync";
@@ -452,6 +461,7 @@ class Emitter {
         }
         return var_name(e.name);
       case Expr::Kind::Builtin:
+        if (options_.warp32 && e.name == "int(gl_SubgroupSize)") return "32";  // warpSize (Note [Emulated warps])
         if (e.name.find("Subgroup") != std::string::npos) subgroup_ = true;
         return e.name;
       case Expr::Kind::IntLit: return literal(e);
@@ -806,18 +816,20 @@ class Emitter {
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
   bool shuffle64_ = false, sync_or_ = false;
+  const GlslOptions options_;
+  std::set<std::string> warp32_;  // types of emulated shuffles (Note [Emulated warps])
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
 };
 
 }  // namespace
 
-Glsl emit_glsl(const Checked& c, const std::string& source) {
+Glsl emit_glsl(const Checked& c, const std::string& source, const GlslOptions& options) {
   Glsl out;
   if (c.kernel == nullptr || !c.errors.empty()) {
     out.errors = c.errors;
     return out;
   }
-  Emitter e(c, out);
+  Emitter e(c, out, options);
   out.text = e.run(source);
   if (!out.errors.empty()) out.text.clear();  // never a partial translation
   out.subgroups = out.text.find("GL_KHR_shader_subgroup_basic") != std::string::npos;

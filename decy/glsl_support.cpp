@@ -143,6 +143,8 @@ const char* const kSincos =
     "  precise float r = ((x - k * 6.28125f) - k * 0.00193500519f) - k * 3.01991605e-07f;\n"
     "  s = sin(r);\n  c = cos(r);\n}\n";
 
+std::string warp32_functions(const std::string& t);
+
 std::string support_functions(const SupportNeeds& n) {
   std::ostringstream out;
   for (const auto& name : n.rounded)
@@ -176,7 +178,37 @@ std::string support_functions(const SupportNeeds& n) {
     for (const char* t : {"float", "int", "uint"})
       out << "\n" << t << " decy_shfl_down(" << t << " v, uint d) {  // CUDA: lanes past the end keep their value\n  " << t
         << " r = subgroupShuffleDown(v, d);\n  return gl_SubgroupInvocationID + d < gl_SubgroupSize ? r : v;\n}\n";
+  for (const std::string& t : n.warp32) out << warp32_functions(t);
   return out.str();
+}
+
+// Note [Emulated warps]
+// CUDA's warp is 32 threads; a Vulkan subgroup may be narrower (lavapipe: 8 on AVX2; its 1024-bit mode
+// reports 32 but computed wrong shuffles when measured) or wider. With --warp32, warpSize is the literal 32
+// and a shuffle is an exchange through a shared array indexed by gl_LocalInvocationIndex: a barrier (the
+// previous exchange is read), each thread stores its value, a barrier, each reads its partner's (lane ^ o,
+// lane + d or the lane asked for, inside its own warp of 32, as CUDA: out-of-warp partners give the
+// thread's own value). Barriers make it valid only when every thread of the workgroup reaches every
+// shuffle the same number of times - true of block reductions, false of a shuffle under `if (warp == 0)`;
+// decy does not check this (the header says so). blockDim.x must be a multiple of 32, as the kernels'
+// own lane arithmetic assumes. Values are exact (a copy), so results equal a 32-wide subgroup's.
+std::string warp32_functions(const std::string& t) {
+  const std::string a = "decy_warp_" + t, put = "decy_warp_put_" + t;
+  std::ostringstream o;
+  o << "\nshared " << t << " " << a << "[1024];  // Note [Emulated warps]: CUDA's largest block\n\n"
+    << "void " << put << "(" << t << " v) {\n  barrier();\n  " << a << "[gl_LocalInvocationIndex] = v;\n"
+    << "  memoryBarrierShared();\n  barrier();\n}\n\n"
+    << t << " decy_warp_xor_" << t << "(" << t << " v, uint o) {\n  " << put << "(v);\n"
+    << "  return o < 32u ? " << a << "[gl_LocalInvocationIndex ^ o] : v;\n}\n\n"
+    << t << " decy_warp_down_" << t << "(" << t << " v, uint d) {\n  " << put << "(v);\n"
+    << "  return (gl_LocalInvocationIndex & 31u) + d < 32u ? " << a << "[gl_LocalInvocationIndex + d] : v;\n}\n\n"
+    << t << " decy_warp_idx_" << t << "(" << t << " v, int lane) {\n  " << put << "(v);\n"
+    << "  return " << a << "[(gl_LocalInvocationIndex & ~31u) | (uint(lane) & 31u)];\n}\n";
+  return o.str();
+}
+
+std::string warp32_shuffle(const std::string& kind, const std::string& t, const std::string& v, const std::string& arg) {
+  return "decy_warp_" + kind + "_" + t + "(" + v + ", " + arg + ")";
 }
 
 }  // namespace decy::glsl
