@@ -1,6 +1,7 @@
 // The project's kernels that assume a warp of 32 lanes, translated with decy --warp32 (Note [Emulated
 // warps], decy/glsl_support.cpp: shuffles through shared memory between barriers) so that they run on
-// lavapipe's subgroups of 8: tensor_ops' block reductions, amax_f32/_f16 and layer_ops' rmsnorm, against
+// lavapipe's subgroups of 8: tensor_ops' block reductions, amax_f32/_f16, layer_ops' rmsnorm, greedy's argmax
+// passes and prefill's softmax_causal, against
 // CPU references under contracts/gpu/decy.yaml. 256 threads per block, as their launchers use.
 #include <gtest/gtest.h>
 
@@ -200,6 +201,59 @@ TEST(DecyVulkanGpu, ProjectAmaxMatchesTheCpu) {
     rec.submit();
     trueno::test::expect_gpu_contract("decy", f16 ? "fp8_ops_amax_f16" : "fp8_ops_amax_f32", download(bo, 1), {want}, "3000");
   }
+}
+
+// Greedy's two passes (the prelude-style block_max_u64: 64-bit keys through the emulated shuffles, then
+// __syncthreads_or): the id of the largest logit, the lower id among equals, and whether any is not finite.
+TEST(DecyVulkanGpu, ProjectArgmaxMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device lacks shaderInt64";
+  const std::int32_t n = 3000, parts = 3;
+  for (const bool with_inf : {false, true}) {
+    auto x = trueno::test::random_normal(n, rng(), 1.0f);
+    x[100] = x[2000] = 10.0f;  // a tie: the lower id wins
+    if (with_inf) x[2500] = INFINITY;
+    const std::vector<float> want = {with_inf ? 2500.0f : 100.0f, with_inf ? 1.0f : 0.0f};
+    Buffer bx = upload(x), best(context(), parts * 8), bad(context(), parts * 4), out(context(), 8);
+    Recorder rec(context());
+    rec.dispatch(pipeline("sample_ops_argmax_partial", 3, 4), {&bx, &best, &bad}, n, parts);
+    rec.dispatch(pipeline("sample_ops_argmax_final", 4, 4), {&bx, &best, &bad, &out}, parts, 1);
+    rec.submit();
+    std::int32_t got[2] = {};
+    out.download(got, 8);
+    trueno::test::expect_gpu_contract("decy", "sample_ops_argmax", {static_cast<float>(got[0]), static_cast<float>(got[1])}, want,
+                                      with_inf ? "3000 with +inf" : "3000 with a tie");
+  }
+}
+
+// prefill's causal softmax to f16: row (head, token) over the positions the token sees, zeros past them.
+TEST(DecyVulkanGpu, ProjectSoftmaxCausalMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const std::int32_t heads = 2, T = 3, n_keys = 600, pos0 = 400;
+  const auto s = trueno::test::random_normal(static_cast<std::size_t>(heads) * T * n_keys, rng(), 3.0f);
+  std::vector<float> want(s.size(), 0.0f);
+  for (int h = 0; h < heads; ++h)
+    for (int t = 0; t < T; ++t) {
+      const std::size_t row = (static_cast<std::size_t>(h) * T + t) * n_keys;
+      const int n = std::min(n_keys, pos0 + t + 1);
+      std::vector<float> p(n);
+      trueno::ops::softmax(std::span(s).subspan(row, n), p);
+      std::vector<std::uint16_t> p16(n);
+      trueno::ops::f32_to_f16(p, p16);
+      trueno::ops::f16_to_f32(p16, std::span(want).subspan(row, n));
+    }
+  Buffer bs = upload(s), bp(context(), (s.size() * 2 + 15) / 16 * 16);
+  const std::int32_t push[2] = {n_keys, pos0};
+  Recorder rec(context());
+  rec.dispatch(pipeline("prefill_ops_softmax_causal", 2, 8), {&bs, &bp}, push, T, heads);
+  rec.submit();
+  std::vector<std::uint16_t> h(s.size());
+  bp.download(h.data(), h.size() * 2);
+  std::vector<float> got(s.size());
+  trueno::ops::f16_to_f32(h, got);
+  trueno::test::expect_gpu_contract("decy", "prefill_ops_softmax_causal", got, want, "2 heads x 3 tokens x 600 keys");
 }
 
 #else
