@@ -1,6 +1,6 @@
 // The project's kernels decy harvested through template helpers and lambdas (Note [Lambdas and template
 // helpers], decy/parse.cpp): src/cuda/kernels' dequant_*_f16, fp8_from_f32/_f16 and tensor_ops' f16
-// conversions, translated and compiled at build time (decy/CMakeLists.txt), run on a Vulkan device
+// conversions, and testdata's dp4a, translated and compiled at build time (decy/CMakeLists.txt), run on a Vulkan device
 // (lavapipe in CI) against the CPU references the CUDA kernels are tested against, under
 // contracts/gpu/decy.yaml. A visible skip without a Vulkan device or the features a kernel needs.
 #include <gtest/gtest.h>
@@ -192,6 +192,36 @@ TEST(DecyVulkanGpu, ProjectTensorF16ConversionsMatchTheCpu) {
   rec.submit();
   bf.download(gpu.data(), n * 4);
   trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_f16_to_f32", gpu, back, "515");
+}
+
+// testdata's dp4a: __dp4a as decy_dp4a (Note [dp4a]) against the bytes' products on the CPU, wrapping as
+// CUDA's; -128 and 127 bytes and accumulators near INT32_MIN / INT32_MAX included.
+TEST(DecyVulkanGpu, Dp4aMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const int n = 1000;
+  std::vector<std::int32_t> a(n), b(n), c(n);
+  std::uniform_int_distribution<std::uint32_t> d;
+  for (int i = 0; i < n; ++i) a[i] = static_cast<std::int32_t>(d(rng())), b[i] = static_cast<std::int32_t>(d(rng())), c[i] = static_cast<std::int32_t>(d(rng()));
+  a[0] = b[0] = static_cast<std::int32_t>(0x80808080u), c[0] = INT32_MAX;  // 4 * 16384 past INT32_MAX: wraps
+  a[1] = static_cast<std::int32_t>(0x7f7f7f7fu), b[1] = static_cast<std::int32_t>(0x80808080u), c[1] = INT32_MIN;
+  std::vector<float> want, got;
+  for (int i = 0; i < n; ++i) {
+    std::uint32_t s = static_cast<std::uint32_t>(c[i]);
+    for (int k = 0; k < 4; ++k)
+      s += static_cast<std::uint32_t>(static_cast<std::int32_t>(static_cast<std::int8_t>(a[i] >> (8 * k))) *
+                                      static_cast<std::int32_t>(static_cast<std::int8_t>(b[i] >> (8 * k))));
+    want.push_back(static_cast<float>(static_cast<std::int32_t>(s) >> 16)), want.push_back(static_cast<float>(s & 0xffffu));
+  }
+  Buffer ba = upload_bytes(a.data(), n * 4), bb = upload_bytes(b.data(), n * 4), bc = upload_bytes(c.data(), n * 4);
+  const std::uint32_t block = 64, spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("dp4a", spirv("dp4a"), 3, 4, spec);
+  Recorder rec(context());
+  rec.dispatch(p, {&ba, &bb, &bc}, n, (n + block - 1) / block);
+  rec.submit();
+  std::vector<std::int32_t> out(n);
+  bc.download(out.data(), n * 4);
+  for (int i = 0; i < n; ++i) got.push_back(static_cast<float>(out[i] >> 16)), got.push_back(static_cast<float>(out[i] & 0xffff));
+  trueno::test::expect_gpu_contract("decy", "dp4a", got, want, "1000 (as 16-bit halves)");
 }
 
 #else

@@ -178,6 +178,13 @@ std::string support_functions(const SupportNeeds& n) {
     for (const char* t : {"float", "int", "uint"})
       out << "\n" << t << " decy_shfl_down(" << t << " v, uint d) {  // CUDA: lanes past the end keep their value\n  " << t
         << " r = subgroupShuffleDown(v, d);\n  return gl_SubgroupInvocationID + d < gl_SubgroupSize ? r : v;\n}\n";
+  // Note [dp4a]: CUDA's __dp4a(a, b, c) on ints is c plus the dot product of a's and b's four signed bytes,
+  // wrapping modulo 2^32. Here each byte is sign-extended by shifting it to the top and back (GLSL's >> on
+  // int extends the sign), and the sum wraps as CUDA's: exact. (GL_EXT_integer_dot_product's dotPacked4x8
+  // would be one instruction where the device has it; not used, so that every Vulkan 1.1 device runs this.)
+  if (n.dp4a)
+    out << "\nint decy_dp4a(int a, int b, int c) {\n  const ivec4 x = ivec4(a << 24, a << 16, a << 8, a) >> 24;\n"
+        << "  const ivec4 y = ivec4(b << 24, b << 16, b << 8, b) >> 24;\n  return c + x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;\n}\n";
   for (const std::string& t : n.warp32) out << warp32_functions(t);
   return out.str();
 }

@@ -734,7 +734,7 @@ class Parser {
   const Closure* closure_of(CXType t) {
     const CXType ct = clang_getCanonicalType(t.kind == CXType_LValueReference ? clang_getPointeeType(t) : t);
     if (ct.kind != CXType_Record) return nullptr;
-    auto it = closures_.find(ct.data[0]);
+    auto it = closures_.find(clang_getTypeDeclaration(ct).data[0]);  // the class: `const` closures too
     return it != closures_.end() ? &it->second : nullptr;
   }
 
@@ -780,7 +780,7 @@ class Parser {
 
   // A lambda expression: its helper (parsed on first sight), and as a value the captured values.
   Expr lambda(CXCursor c) {
-    const CXType ct = clang_getCanonicalType(clang_getCursorType(c));
+    const void* const key = clang_getTypeDeclaration(clang_getCanonicalType(clang_getCursorType(c))).data[0];
     std::vector<CXCursor> params;
     CXCursor body_cursor = clang_getNullCursor();
     for (CXCursor k : children(c)) {
@@ -805,7 +805,7 @@ class Parser {
     walk(body_cursor);
     std::vector<Expr> values;
     for (CXCursor d : captured) push_arg(values, decl_ref_of(c, d));
-    if (!closures_.contains(ct.data[0])) {
+    if (!closures_.contains(key)) {
       Closure k;
       k.helper = "lambda_" + std::to_string(loc(c).line) + "_" + std::to_string(closures_.size());
       std::map<std::string, std::vector<Expr>> inner;  // closures it captures: their values are its parameters too
@@ -823,7 +823,7 @@ class Parser {
           f.params.push_back({name, t, loc(c)});
         }
       }
-      closures_[ct.data[0]] = k;
+      closures_[key] = k;
       f.ret.scalar = Scalar::Void;
       std::function<void(CXCursor)> ret = [&](CXCursor s) {  // the return type: a return statement's value
         if (clang_getCursorKind(s) == CXCursor_LambdaExpr) return;
@@ -835,7 +835,7 @@ class Parser {
       body(c, f, params, std::move(inner));
       assigned_captures(m_.functions.back(), captured);
     }
-    return closure_pack(c, closures_.at(ct.data[0]), std::move(values));
+    return closure_pack(c, closures_.at(key), std::move(values));
   }
 
   // The value of a captured variable d where the lambda c stands.
@@ -891,7 +891,7 @@ class Parser {
   CXTranslationUnit tu_;
   Function* current_ = nullptr;
   std::map<std::string, std::shared_ptr<const Record>> records_;  // by name (null: not a struct of scalars)
-  std::map<const void*, Closure> closures_;                        // by lambda class (canonical type)
+  std::map<const void*, Closure> closures_;                        // by lambda class (its declaration)
   std::map<const void*, std::string> instances_;                   // template instance -> its helper
   std::map<std::string, std::vector<Expr>> closure_vars_;          // in the function parsed: closure -> captured values
   inline static const std::string kArrayInit = "__decy_array";    // an array's initializer list (Call, args: the elements)
