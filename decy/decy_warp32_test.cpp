@@ -256,6 +256,80 @@ TEST(DecyVulkanGpu, ProjectSoftmaxCausalMatchesTheCpu) {
   trueno::test::expect_gpu_contract("decy", "prefill_ops_softmax_causal", got, want, "2 heads x 3 tokens x 600 keys");
 }
 
+// The decode attention's three steps (attention.cuh) end to end: attention_scores and attention_weights_v
+// (--warp32) on their 16-byte vector path (head sizes 64 and 128, 256 threads: scores_vector<HD> and
+// weights_v_vector<HD>, whose shuffles every thread reaches), then attention_combine, against the CPU's
+// attention over the same f16 KV cache with q and the weights rounded to f16 (Note [F16 attention]).
+// (Their element-wise path for other head sizes shuffles inside loops whose trip count differs per warp:
+// outside --warp32's precondition, not run.)
+TEST(DecyVulkanGpu, ProjectAttentionMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const auto f16 = [](std::vector<float> v) {
+    std::vector<std::uint16_t> h(v.size());
+    trueno::ops::f32_to_f16(v, h);
+    trueno::ops::f16_to_f32(h, v);
+    return v;
+  };
+  for (const std::int32_t hd : {64, 128}) {
+    const std::int32_t n_head = 4, group = 2, kv_row = n_head / group * hd, n_ctx = 200, pos = 150, chunks = 3;  // 151 positions: 3 chunks of 64
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const auto q = trueno::test::random_normal(static_cast<std::size_t>(n_head) * hd, rng(), 1.0f);
+    const auto k = f16(trueno::test::random_normal(static_cast<std::size_t>(n_ctx) * kv_row, rng(), 1.0f));
+    const auto v = f16(trueno::test::random_normal(static_cast<std::size_t>(n_ctx) * kv_row, rng(), 1.0f));
+    const auto q16 = f16(q);
+    std::vector<float> want(static_cast<std::size_t>(n_head) * hd);
+    for (int h = 0; h < n_head; ++h) {
+      const int kvh = h / group;
+      std::vector<double> sc(pos + 1);
+      double m = -INFINITY, l = 0;
+      for (int j = 0; j <= pos; ++j) {
+        double dot = 0;
+        for (int d = 0; d < hd; ++d) dot += double{k[static_cast<std::size_t>(j) * kv_row + kvh * hd + d]} * q16[h * hd + d];
+        sc[j] = static_cast<float>(dot) * scale, m = std::max(m, sc[j]);
+      }
+      for (double s : sc) l += std::exp(s - m);
+      std::vector<float> p;
+      for (double s : sc) p.push_back(static_cast<float>(std::exp(s - m) / l));
+      p = f16(p);
+      for (int d = 0; d < hd; ++d) {
+        double acc = 0;
+        for (int j = 0; j <= pos; ++j) acc += double{p[j]} * v[static_cast<std::size_t>(j) * kv_row + kvh * hd + d];
+        want[h * hd + d] = static_cast<float>(acc);
+      }
+    }
+    std::vector<std::uint16_t> kh(k.size()), vh(v.size());
+    trueno::ops::f32_to_f16(k, kh), trueno::ops::f32_to_f16(v, vh);
+    Buffer bq = upload(q), bk(context(), kh.size() * 2), bv(context(), vh.size() * 2), bpos(context(), 16);
+    bk.upload(kh.data(), kh.size() * 2), bv.upload(vh.data(), vh.size() * 2), bpos.upload(&pos, 4);
+    Buffer bs(context(), static_cast<std::size_t>(n_head) * n_ctx * 4), bml(context(), n_head * chunks * 8),
+        bo(context(), static_cast<std::size_t>(n_head) * chunks * hd * 4), bout(context(), want.size() * 4);
+    struct {
+      std::int32_t hd, group, kv_row;
+      float scale;
+      std::int32_t n_ctx;
+    } ps{hd, group, kv_row, scale, n_ctx};
+    const std::int32_t pw[4] = {hd, group, kv_row, n_ctx}, pc[2] = {hd, chunks};
+    const auto words = [](const std::string& name) {
+      std::ifstream f(std::string(DECY_SPIRV_DIR) + "/" + name + ".spv", std::ios::binary);
+      std::vector<char> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      std::vector<std::uint32_t> w(b.size() / 4);
+      std::memcpy(w.data(), b.data(), w.size() * 4);
+      return w;
+    };
+    static const std::uint32_t spec[1] = {256};
+    const Pipeline& combine = context().pipeline_from_spirv("layer_ops_attention_combine", words("layer_ops_attention_combine"), 3, 8, spec);
+    Recorder rec(context());
+    rec.dispatch(pipeline("layer_ops_attention_scores", 5, 20), {&bq, &bk, &bpos, &bs, &bml}, ps, n_head, chunks);
+    rec.dispatch(pipeline("layer_ops_attention_weights_v", 5, 16), {&bv, &bpos, &bs, &bml, &bo}, pw, n_head, chunks);
+    rec.dispatch(combine, {&bo, &bpos, &bout}, pc, n_head);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_attention", download(bout, want.size()), want,
+                                      "hd " + std::to_string(hd) + ", 4 heads, 151 positions");
+  }
+}
+
 #else
 TEST(DecyVulkanGpu, Warp32NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
 #endif
