@@ -11,6 +11,7 @@
 #include "glsl.h"
 #include "parse.h"
 #include "wgsl.h"
+#include "wgsl_runner_test_support.h"
 
 namespace decy {
 namespace {
@@ -148,6 +149,12 @@ TEST(DecyLambda, WgslTakesTheLambdasAndRefusesAtomics) {
   const Wgsl w = emit_wgsl(check(parse_source("snippet.cu", kLambdas), ""), "snippet.cu", {});
   EXPECT_TRUE(w.errors.empty()) << (w.errors.empty() ? "" : w.errors[0].str());
   EXPECT_TRUE(contains(w.text, "fn decy_lambda_12_0_x(decy_off_x_in: u32, off: i32, i: i32) -> f32 {")) << w.text;
+  if (test::wgsl_runner_missing().empty()) {  // Dawn validates it (skipped silently where the runner cannot run)
+    const std::string path = ::testing::TempDir() + "/decy_lambdas_" + std::to_string(::getpid()) + ".wgsl";
+    std::ofstream(path, std::ios::binary) << w.text;
+    std::string log;
+    EXPECT_EQ(test::run_wgsl_runner("--validate '" + path + "'", &log), 0) << log << "\n" << w.text;
+  }
   const Wgsl a = emit_wgsl(check(parse_source("snippet.cu", "__global__ void k(unsigned* m) {\n  atomicMax(m, 3u);\n}"), ""), "snippet.cu", {});
   ASSERT_FALSE(a.errors.empty());
   EXPECT_EQ(a.errors[0].loc.line, 2u);
