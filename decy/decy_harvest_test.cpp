@@ -194,6 +194,57 @@ TEST(DecyVulkanGpu, ProjectTensorF16ConversionsMatchTheCpu) {
   trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_f16_to_f32", gpu, back, "515");
 }
 
+// tensor_elementwise (a switch over 18 op codes, erfcf for gelu_erf: Note [erfcf]) against the same formulas
+// in f64 on the CPU (std::erfc for erfc), op by op; a grid-stride loop (3 blocks of 64 over 1000 values).
+TEST(DecyVulkanGpu, ProjectTensorElementwiseMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const std::uint32_t n = 1000, block = 64, spec[1] = {block};
+  const float alpha = 0.75f;
+  const auto a = trueno::test::random_normal(n, rng(), 2.0f), b = trueno::test::random_normal(n, rng(), 1.0f);
+  const auto sig = [](double u) { return 1.0 / (1.0 + std::exp(-u)); };
+  const auto cpu = [&](int op, double x, double y) -> double {
+    switch (op) {
+      case 0: return x + y;
+      case 1: return x - y;
+      case 2: return x * y;
+      case 3: return x / y;
+      case 4: return x * sig(x) * y;
+      case 5: return x * alpha;
+      case 6: return std::fabs(x);
+      case 7: return x > 0 ? x : 0;
+      case 8: return std::exp(x);
+      case 9: return sig(x);
+      case 10: return std::tanh(x);
+      case 11: return x * sig((x * x * x * 0.044715 + x) * 1.5957691216057308);
+      case 12: return x * 0.5 * std::erfc(-x * 0.70710678118654752);
+      case 13: return x * sig(x);
+      case 14: return y * (sig(x) * (1 + x * (1 - sig(x))));
+      case 15: {
+        const double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = std::tanh(u);
+        return y * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 3 * 0.044715 * x * x));
+      }
+      case 16: return y * (1 - x) * (1 + x);
+      default: return y * (x * (1 - x));
+    }
+  };
+  Buffer ba = upload_bytes(a.data(), n * 4), bb = upload_bytes(b.data(), n * 4), bo(context(), n * 4);
+  const Pipeline& p = context().pipeline_from_spirv("tensor_ops_tensor_elementwise", spirv("tensor_ops_tensor_elementwise"), 3, 12, spec);
+  for (int op = 0; op < 18; ++op) {
+    struct {
+      std::uint32_t n;
+      std::int32_t op;
+      float alpha;
+    } push{n, op, alpha};
+    Recorder rec(context());
+    rec.dispatch(p, {&ba, &bb, &bo}, push, 3);
+    rec.submit();
+    std::vector<float> got(n), want(n);
+    bo.download(got.data(), n * 4);
+    for (std::uint32_t i = 0; i < n; ++i) want[i] = static_cast<float>(cpu(op, a[i], b[i]));
+    trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_elementwise", got, want, "op " + std::to_string(op));
+  }
+}
+
 // testdata's dp4a: __dp4a as decy_dp4a (Note [dp4a]) against the bytes' products on the CPU, wrapping as
 // CUDA's; -128 and 127 bytes and accumulators near INT32_MIN / INT32_MAX included.
 TEST(DecyVulkanGpu, Dp4aMatchesTheCpu) {

@@ -124,6 +124,28 @@ __global__ void k(const uint4* __restrict__ r, float* __restrict__ y) {
   expect_compiles(g, "array_init");
 }
 
+// A switch without fallthrough: an if/else chain over a copy of its value, grouped labels or-ed, the default last.
+TEST(DecyLambda, SwitchBecomesAnIfChain) {
+  const Glsl g = translate(R"(
+__global__ void k(float* y, int op) {
+  float v;
+  switch (op) {
+    default: v = 4.0f; break;
+    case 1:
+    case 2: v = 2.0f; break;
+    case 3: { const float s = 3.0f; v = s; break; }
+  }
+  y[0] = v;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "int decy_decy_switch_4 = op;\n    if ((decy_decy_switch_4 == 1) || (decy_decy_switch_4 == 2))")) << g.text;
+  EXPECT_TRUE(contains(g.text, "if (decy_decy_switch_4 == 3)")) << g.text;
+  EXPECT_TRUE(contains(g.text, "      else\n      {\n        v = 4.0;")) << g.text;
+  EXPECT_FALSE(contains(g.text, "break")) << g.text;
+  expect_compiles(g, "switch");
+}
+
 TEST(DecyLambda, RefusalsAreNamedWithTheirLine) {
   struct Case {
     const char* source;
@@ -134,7 +156,9 @@ TEST(DecyLambda, RefusalsAreNamedWithTheirLine) {
       {"__global__ void k(float* y) {\n  int n = 0;\n  auto f = [&](int i) { n += i; return n; };\n  y[0] = f(2);\n}", 3,
        "a lambda assigning to its capture 'n'"},
       {"__global__ void k(float* y) {\n  atomicAdd(y, 1.0f);\n}", 2, "atomicAdd on 'float"},
-      {"__global__ void k(float* y) {\n  y[0] = erfcf(y[1]);\n}", 2, "call to 'erfcf'"},
+      {"__global__ void k(float* y) {\n  y[0] = isfinite(y[1]);\n}", 2, "call to 'isfinite'"},
+      {"__global__ void k(int* y) {\n  for (int i = 0; i < 4; ++i) {\n    switch (y[i]) { case 0: if (i > 2) break; y[i] = 1; break; }\n  }\n}", 3,
+       "breaks out of the switch early"},
   };
   for (const Case& c : cases) {
     const Glsl g = translate(c.source);

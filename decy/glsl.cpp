@@ -170,7 +170,7 @@ class Emitter {
     SupportNeeds needs;
     needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
     needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_, needs.warp32 = warp32_;
-    needs.dp4a = dp4a_;
+    needs.dp4a = dp4a_, needs.erfc = erfc_;
     g << support_functions(needs);
     g << "\n";
     return g.str();
@@ -406,6 +406,10 @@ class Emitter {
       std::string s = gtype(elem) + "[" + std::to_string(e.type.array) + "](";
       for (std::size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + bare(ex(e.args[i]));
       return s + ")";
+    }
+    if (e.name == "erfcf") {  // Note [erfcf] (glsl_support.cpp)
+      erfc_ = true;
+      return "decy_erfc(" + bare(ex(e.args.at(0))) + ")";
     }
     if (e.name == "__dp4a") {  // Note [dp4a] (glsl_support.cpp)
       dp4a_ = true;
@@ -820,7 +824,7 @@ class Emitter {
   std::map<std::string, int> forced_;                                  // such views with an arm chosen (0: views_'s buffer)
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
-  bool shuffle64_ = false, sync_or_ = false, dp4a_ = false;
+  bool shuffle64_ = false, sync_or_ = false, dp4a_ = false, erfc_ = false;
   const GlslOptions options_;
   std::set<std::string> warp32_;  // types of emulated shuffles (Note [Emulated warps])
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;

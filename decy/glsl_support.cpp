@@ -185,6 +185,15 @@ std::string support_functions(const SupportNeeds& n) {
   if (n.dp4a)
     out << "\nint decy_dp4a(int a, int b, int c) {\n  const ivec4 x = ivec4(a << 24, a << 16, a << 8, a) >> 24;\n"
         << "  const ivec4 y = ivec4(b << 24, b << 16, b << 8, b) >> 24;\n  return c + x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;\n}\n";
+  // Note [erfcf]: GLSL has no erfc. decy_erfc is the Chebyshev-fitted form t * exp(-x^2 + P(t)), t = 1 / (1 +
+  // |x| / 2) (Press et al., Numerical Recipes, erfcc: fractional error below 1.2e-7 everywhere), reflected
+  // as 2 - erfc(-x) for x < 0; with GLSL's exp (not correctly rounded) a few ULP from CUDA's erfcf (4 ULP).
+  // Kernels using it get contracts with bounds, not exact ones.
+  if (n.erfc)
+    out << "\nfloat decy_erfc(float x) {\n  const float z = abs(x), t = 1.0 / (1.0 + 0.5 * z);\n"
+        << "  const float p = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 +\n"
+        << "      t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));\n"
+        << "  const float r = t * exp(p);\n  return x >= 0.0 ? r : 2.0 - r;\n}\n";
   for (const std::string& t : n.warp32) out << warp32_functions(t);
   return out.str();
 }
