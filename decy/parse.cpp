@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "builtins.h"
+#include "lower.h"
 
 namespace decy {
 namespace {
@@ -642,105 +643,30 @@ class Parser {
     return s;
   }
 
-  // A switch without fallthrough: `{ T decy_switch_<line> = cond; if (v == a || v == b) {..} else if .. else {default} }`.
-  // Every case group must end in break (dropped), return or continue, or be the last; a break elsewhere in a
-  // group (it would leave the switch) and a case falling into the next are refused.
+  // A switch: its case groups collected here, lowered to an if/else chain by lower_switch (lower.cpp).
   Stmt switch_stmt(CXCursor c, const std::vector<CXCursor>& ops) {
-    Stmt out;
-    out.loc = loc(c);
     if (ops.size() != 2 || clang_getCursorKind(ops[1]) != CXCursor_CompoundStmt) {
       error(c, "a switch decy cannot read (a declaration in its condition?)");
-      return out;
+      return {};
     }
-    struct Group {
-      std::vector<Expr> values;
-      bool is_default = false;
-      std::vector<Stmt> body;
-      CXCursor at;
-    };
-    std::vector<Group> groups;
+    Expr cond = expr(ops[0]);
+    std::vector<CaseGroup> groups;
     for (CXCursor k : operands(ops[1])) {
       while (clang_getCursorKind(k) == CXCursor_CaseStmt || clang_getCursorKind(k) == CXCursor_DefaultStmt) {
-        if (groups.empty() || !groups.back().body.empty()) groups.push_back({{}, false, {}, k});
+        if (groups.empty() || !groups.back().body.empty()) groups.push_back({{}, false, {}, loc(k)});
         const auto parts = operands(k);
         if (parts.empty()) break;
-        if (clang_getCursorKind(k) == CXCursor_CaseStmt) groups.back().values.push_back(expr(parts.front()));
+        if (clang_getCursorKind(k) == CXCursor_CaseStmt) groups.back().values.push_back(convert(expr(parts.front()), cond.type));
         else groups.back().is_default = true;
         k = parts.back();
       }
       if (groups.empty()) {
         error(k, "a statement before the first case of a switch");
-        return out;
+        return {};
       }
       groups.back().body.push_back(stmt(k));
     }
-    const std::string var = "decy_switch_" + std::to_string(out.loc.line);
-    VarDecl v;
-    v.name = var, v.loc = out.loc, v.init = expr(ops[0]), v.type = v.init.type, v.has_init = true;
-    v.type.is_const = false;
-    Stmt decl;
-    decl.kind = Stmt::Kind::Decl, decl.loc = out.loc, decl.decls.push_back(v);
-    out.kind = Stmt::Kind::Block, out.body.push_back(std::move(decl));
-    std::vector<Stmt> branches;  // each group's body as a block, default last
-    std::vector<Expr> conds;
-    std::optional<Stmt> fallback;
-    for (std::size_t g = 0; g < groups.size(); ++g) {
-      Group& gr = groups[g];
-      Stmt block;
-      block.kind = Stmt::Kind::Block, block.loc = loc(gr.at), block.body = std::move(gr.body);
-      if (!case_ends(block, g + 1 == groups.size())) error(gr.at, "a switch case that falls into the next, or breaks out of the switch early");
-      if (gr.is_default) {
-        fallback = std::move(block);
-        continue;
-      }
-      Expr any;
-      for (Expr& value : gr.values) {
-        Expr ref;
-        ref.kind = Expr::Kind::Var, ref.name = var, ref.type = v.type, ref.loc = block.loc;
-        Expr eq;
-        eq.kind = Expr::Kind::Binary, eq.op = "==", eq.type.scalar = Scalar::Bool, eq.loc = block.loc;
-        eq.args.push_back(std::move(ref)), eq.args.push_back(convert(std::move(value), v.type));
-        if (any.args.empty() && any.kind != Expr::Kind::Binary) {
-          any = std::move(eq);
-        } else {
-          Expr either;
-          either.kind = Expr::Kind::Binary, either.op = "||", either.type.scalar = Scalar::Bool, either.loc = block.loc;
-          either.args.push_back(std::move(any)), either.args.push_back(std::move(eq));
-          any = std::move(either);
-        }
-      }
-      conds.push_back(std::move(any)), branches.push_back(std::move(block));
-    }
-    std::optional<Stmt> chain = std::move(fallback);
-    for (std::size_t i = branches.size(); i-- > 0;) {
-      Stmt s;
-      s.kind = Stmt::Kind::If, s.loc = branches[i].loc;
-      s.exprs.push_back(std::move(conds[i]));
-      s.body.push_back(std::move(branches[i]));
-      if (chain) s.body.push_back(std::move(*chain));
-      chain = std::move(s);
-    }
-    if (chain) out.body.push_back(std::move(*chain));
-    return out;
-  }
-
-  // Whether a case group's block ends the case (its trailing break removed); false when it falls through
-  // (unless it is the last) or holds another break outside a nested loop.
-  static bool case_ends(Stmt& block, bool last) {
-    std::function<bool(const Stmt&)> breaks = [&](const Stmt& t) {
-      if (t.kind == Stmt::Kind::Break) return true;
-      if (t.kind == Stmt::Kind::For || t.kind == Stmt::Kind::While || t.kind == Stmt::Kind::Do) return false;
-      return std::any_of(t.body.begin(), t.body.end(), breaks);
-    };
-    Stmt* tail = &block;
-    while (tail->kind == Stmt::Kind::Block && !tail->body.empty() && tail->body.back().kind == Stmt::Kind::Block) tail = &tail->body.back();
-    bool ends = last;
-    if (tail->kind == Stmt::Kind::Block && !tail->body.empty()) {
-      const Stmt::Kind k = tail->body.back().kind;
-      if (k == Stmt::Kind::Break) tail->body.pop_back(), ends = true;
-      else if (k == Stmt::Kind::Return || k == Stmt::Kind::Continue) ends = true;
-    }
-    return ends && !breaks(block);
+    return lower_switch(std::move(cond), std::move(groups), loc(c), m_.diagnostics);
   }
 
   // Note [PTX idioms]: the few inline-asm statements with a GLSL meaning (the prelude's f16 conversions)
@@ -934,7 +860,9 @@ class Parser {
       ret(body_cursor);
       f.ret.is_const = false;
       body(c, f, params, std::move(inner));
-      assigned_captures(m_.functions.back(), captured);
+      std::set<std::string> names;  // captures are passed by value: a lambda assigning to one is refused
+      for (CXCursor d : captured) names.insert(str(clang_getCursorSpelling(d)));
+      find_capture_assignments(m_.functions.back(), names, m_.diagnostics);
     }
     return closure_pack(c, closures_.at(key), std::move(values));
   }
@@ -951,27 +879,6 @@ class Parser {
     e.kind = Expr::Kind::Var, e.name = name, e.loc = loc(c), e.type = type_of(clang_getCursorType(d));
     e.type.reference = false;
     return e;
-  }
-
-  // Captures are passed by value: a lambda assigning to one is refused.
-  void assigned_captures(const Function& f, const std::vector<CXCursor>& captured) {
-    std::set<std::string> names;
-    for (CXCursor d : captured) names.insert(str(clang_getCursorSpelling(d)));
-    std::function<void(const Expr&)> ex = [&](const Expr& e) {
-      const bool writes = (e.kind == Expr::Kind::Binary && (e.op == "=" || (e.op.size() > 1 && e.op.back() == '=' && e.op != "==" &&
-                                                                           e.op != "!=" && e.op != "<=" && e.op != ">="))) ||
-                          ((e.kind == Expr::Kind::Unary || e.kind == Expr::Kind::Postfix) && (e.op == "++" || e.op == "--"));
-      if (writes && !e.args.empty() && e.args[0].kind == Expr::Kind::Var && names.contains(e.args[0].name))
-        m_.diagnostics.push_back(diagnostic(e.loc.file, e.loc.line, "a lambda assigning to its capture '" + e.args[0].name + "'"));
-      for (const auto& a : e.args) ex(a);
-    };
-    std::function<void(const Stmt&)> st = [&](const Stmt& t) {
-      for (const auto& d : t.decls)
-        if (d.has_init) ex(d.init);
-      for (const auto& e : t.exprs) ex(e);
-      for (const auto& b : t.body) st(b);
-    };
-    st(f.body);
   }
 
   // `load(i)` on a closure: its helper, the captured values first.
