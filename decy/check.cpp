@@ -18,7 +18,7 @@ const std::set<std::string> kBuiltins = {
     "fabsf", "tanhf", "sinf", "cosf", "powf", "floorf", "ceilf", "fmaf", "__fdividef", "min", "max", "__float_as_int",
     "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16", "__fadd_rn", "__fsub_rn",
     "__fmul_rn", "__fdiv_rn", "__sinf", "__cosf", "exp2f", "rintf", "ldexpf", "__float2int_rn", "sincosf", "__sincosf", "frexpf",
-    "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs"};
+    "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs", "signbit", "atomicMax", "atomicAdd", "__decy_array", "__dp4a", "erfcf"};
 
 bool inside(const Loc& l, const Function& f) { return l.line >= f.loc.line && l.line <= f.end_line && l.file == f.loc.file; }
 
@@ -89,6 +89,9 @@ class Checker {
       if (e.args.size() > 3 && (e.args[3].kind != Expr::Kind::IntLit || e.args[3].ival != 32))
         error(e.loc, e.name + " with a width other than 32 (segmented shuffles are not in the subset)");
     }
+    if (e.kind == Expr::Kind::Call && (e.name == "atomicMax" || e.name == "atomicAdd") &&
+        (e.args.size() != 2 || e.args[0].kind != Expr::Kind::Index || (e.args[0].type.scalar != Scalar::I32 && e.args[0].type.scalar != Scalar::U32)))
+      error(e.loc, e.name + " on '" + e.args.at(0).type.c_name + "' (only 32-bit integer atomics are in the subset: float ones need GL_EXT_shader_atomic_float)");
     if (e.kind == Expr::Kind::Binary && e.op == "=" && e.args[0].type.pointer) error(e.loc, "pointer assignment (only p += n and p -= n are in the subset)");
     type(e.type, e.loc, "an expression");
     for (const auto& a : e.args) expr(a);

@@ -417,12 +417,12 @@ const Unsupported kUnsupported[] = {
     {"u16 increment", "__global__ void k(unsigned short* y) {\n  unsigned short h = y[0];\n  h++;\n  y[0] = h;\n}", 3, "on a 16-bit value"},
     {"u8 increment", "__global__ void k(unsigned char* y) {\n  unsigned char h = y[0];\n  ++h;\n  y[0] = h;\n}", 3, "on an 8-bit value"},
     {"8-bit scalar parameter", "__global__ void k(float* y, signed char c) {\n  y[0] = c;\n}", 1, "8-bit scalar parameter 'c'"},
-    {"switch", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; break; }\n}", 2, "switch"},
+    {"switch with fallthrough", "__global__ void k(int* y) {\n  switch (y[0]) { case 0: y[1] = 1; case 1: y[2] = 2; break; }\n}", 2, "falls into the next"},
     {"struct with a pointer", "struct P { float* a; };\n__global__ void k(P* y) {\n  y[0].a[0] = 1.0f;\n}", 2, "type 'P *'"},
     {"partial mask", "__global__ void k(float* y) {\n  y[0] = __shfl_xor_sync(0xffffu, y[0], 1);\n}", 2, "mask other than 0xffffffff"},
     {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides in the common type"},
-    {"helper pointer to a local", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a[4];\n  y[0] = first(a);\n}", 4,
-     "pointer argument 1 of 'first'"},
+    {"helper pointer to a local scalar", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a = 1.0f;\n  y[0] = first(&a);\n}", 4,
+     "address-of"},
 };
 
 TEST(DecyCheck, UnsupportedConstructsAreNamedWithTheirLine) {

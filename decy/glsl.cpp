@@ -22,7 +22,7 @@ using namespace glsl;  // names, types and support functions (glsl_support.h)
 
 class Emitter {
  public:
-  Emitter(const Checked& c, Glsl& out) : c_(c), out_(out) {}
+  Emitter(const Checked& c, Glsl& out, const GlslOptions& options) : c_(c), out_(out), options_(options) {}
 
   std::string run(const std::string& source) {
     const Function& k = *c_.kernel;
@@ -115,6 +115,10 @@ class Emitter {
       h << "\n";
     }
     if (out_.push.empty()) h << "//   none\n";
+    if (!warp32_.empty())
+      h << "// Warps: emulated (decy --warp32, Note [Emulated warps]): warpSize is 32, each warp shuffle an exchange through\n"
+        << "//   shared memory between barriers. Valid only when every thread of the workgroup reaches every shuffle (decy does\n"
+        << "//   not check this); blockDim.x a multiple of 32, at most 1024.\n";
     if (subgroup_) {
       h << "// Subgroups: warp shuffles are subgroup shuffles; warpSize is gl_SubgroupSize. A kernel that assumes a\n"
         << "//   warp of 32 lanes (literal shuffle offsets) needs a subgroup size of 32.\n";
@@ -165,7 +169,8 @@ class Emitter {
     }
     SupportNeeds needs;
     needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
-    needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_;
+    needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_, needs.warp32 = warp32_;
+    needs.dp4a = dp4a_, needs.erfc = erfc_;
     g << support_functions(needs);
     g << "\n";
     return g.str();
@@ -238,13 +243,20 @@ class Emitter {
     const std::string saved_fn = fn_;
     fn_ = f.name;
     views_.clear(), offsets_.clear(), choices_.clear(), forced_.clear();
+    const auto outer_locals = std::move(local_arrays_);
+    local_arrays_.clear();
     std::ostringstream o;
     o << gtype(f.ret) << " " << name << "(";
     std::size_t b = 0;
     for (std::size_t i = 0; i < f.params.size(); ++i) {
       const auto& p = f.params[i];
       o << (i ? ", " : "");
-      if (p.type.pointer) {
+      if (p.type.pointer && outer_locals.contains(buffers.at(b))) {  // Note [Local arrays given to helpers]
+        const auto& [type, size] = outer_locals.at(buffers.at(b++));
+        const std::string arr = rename(p.name) + "_arr";
+        local_arrays_[arr] = {type, size}, views_[p.name] = arr;
+        o << "inout " << type << " " << arr << "[" << size << "], uint " << rename(p.name) << "_off";
+      } else if (p.type.pointer) {
         views_[p.name] = buffers.at(b++);
         o << "uint " << rename(p.name) << "_off";
       } else {
@@ -256,6 +268,7 @@ class Emitter {
     o << stmt(f.body);
     helper_texts_.push_back(o.str());
     views_ = std::move(saved_views), offsets_ = std::move(saved_offsets), level_ = saved_level, fn_ = saved_fn;
+    local_arrays_ = outer_locals;
     choices_ = std::move(saved_choices), forced_ = std::move(saved_forced);
     return name;
   }
@@ -294,6 +307,10 @@ class Emitter {
   bool pointer_of(const Expr& e, std::string* buffer, std::string* offset) {
     if (e.kind == Expr::Kind::Var && e.type.array && shared_names_.contains(fn_ + "/" + e.name)) {
       *buffer = var_name(e.name), *offset = "";  // a __shared__ array (a GLSL global) passed to a helper
+      return true;
+    }
+    if (e.kind == Expr::Kind::Var && e.type.array && local_arrays_.contains(rename(e.name))) {
+      *buffer = rename(e.name), *offset = "";  // a local array passed to a helper (Note [Local arrays given to helpers])
       return true;
     }
     if (e.kind != Expr::Kind::Var || !e.type.pointer) return false;
@@ -352,6 +369,11 @@ class Emitter {
 
   std::string call(const Expr& e) {
     std::vector<std::string> a;
+    if (options_.warp32 && (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync" || e.name == "__shfl_sync")) {
+      const std::string t = gtype(e.args.at(1).type), kind = e.name == "__shfl_xor_sync" ? "xor" : e.name == "__shfl_sync" ? "idx" : "down";
+      warp32_.insert(t);  // Note [Emulated warps]
+      return warp32_shuffle(kind, t, bare(ex(e.args[1])), kind == "idx" ? "int(" + bare(ex(e.args.at(2))) + ")" : as_uint(e.args.at(2)));
+    }
     if (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync") {
       subgroup_ = true;
       const bool x = e.name == "__shfl_xor_sync";
@@ -378,6 +400,24 @@ class Emitter {
       load.args.push_back(e.args.at(0)), load.args.push_back(zero);
       return ex(load);
     }
+    if (e.name == "__decy_array") {  // an array's initializer list (parse.cpp): T[N](...)
+      Type elem = e.type;
+      elem.array = 0;
+      std::string s = gtype(elem) + "[" + std::to_string(e.type.array) + "](";
+      for (std::size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + bare(ex(e.args[i]));
+      return s + ")";
+    }
+    if (e.name == "erfcf") {  // Note [erfcf] (glsl_support.cpp)
+      erfc_ = true;
+      return "decy_erfc(" + bare(ex(e.args.at(0))) + ")";
+    }
+    if (e.name == "__dp4a") {  // Note [dp4a] (glsl_support.cpp)
+      dp4a_ = true;
+      return "decy_dp4a(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ", " + bare(ex(e.args.at(2))) + ")";
+    }
+    if (e.name == "signbit") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") >> 31u) != 0u)";
+    if (e.name == "atomicMax" || e.name == "atomicAdd")  // the element itself (parse.cpp passes *p): a buffer or shared variable
+      return e.name + "(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ")";
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
     if (auto r = kRounded.find(e.name); r != kRounded.end()) {
       rounded_.insert(e.name);
@@ -406,6 +446,7 @@ class Emitter {
           error(e.loc, "pointer argument " + std::to_string(i + 1) + " of '" + e.name + "' that is not a parameter's buffer plus an offset");
           return "0";
         }
+        if (local_arrays_.contains(buffer)) args.push_back(buffer);  // inout: the array itself, then the offset
         buffers.push_back(buffer), args.push_back(bare(offset));
       }
       std::string s = helper(*f, buffers) + "(";
@@ -429,6 +470,7 @@ class Emitter {
         }
         return var_name(e.name);
       case Expr::Kind::Builtin:
+        if (options_.warp32 && e.name == "int(gl_SubgroupSize)") return "32";  // warpSize (Note [Emulated warps])
         if (e.name.find("Subgroup") != std::string::npos) subgroup_ = true;
         return e.name;
       case Expr::Kind::IntLit: return literal(e);
@@ -684,6 +726,7 @@ class Emitter {
         one = view(d);
       } else {
         one = gtype(d.type) + " " + rename(d.name) + (d.type.array ? "[" + std::to_string(d.type.array) + "]" : "");
+        if (d.type.array) local_arrays_[rename(d.name)] = {gtype(d.type), d.type.array};
         if (d.has_init) one += " = " + bare(ex(d.init));
         one += ";";
       }
@@ -763,6 +806,11 @@ class Emitter {
   std::map<std::string, std::string> offsets_;     // pointer parameter it offsets -> offset variable
   std::map<std::string, std::string> views_;       // local pointer -> the buffer it points into
   std::vector<std::pair<VarDecl, std::string>> shared_;  // with their GLSL names
+  // Note [Local arrays given to helpers]: a local array (or a helper's array parameter) a helper's pointer
+  // parameter may point into, by GLSL name -> element type and size. The helper specialized for it takes
+  // `inout T p_arr[N]` and an offset: copied in and out, which is C's pointer semantics as long as no other
+  // argument of the call points into the same array (decy does not check that).
+  std::map<std::string, std::pair<std::string, std::uint64_t>> local_arrays_;
   std::map<std::string, std::string> shared_names_;      // "function/name" -> GLSL name
   std::string fn_;                                       // the function being emitted
   std::set<std::string> emitted_;              // helpers emitted (Note [Helpers with pointer parameters])
@@ -776,19 +824,21 @@ class Emitter {
   std::map<std::string, int> forced_;                                  // such views with an arm chosen (0: views_'s buffer)
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
-  bool shuffle64_ = false, sync_or_ = false;
+  bool shuffle64_ = false, sync_or_ = false, dp4a_ = false, erfc_ = false;
+  const GlslOptions options_;
+  std::set<std::string> warp32_;  // types of emulated shuffles (Note [Emulated warps])
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;
 };
 
 }  // namespace
 
-Glsl emit_glsl(const Checked& c, const std::string& source) {
+Glsl emit_glsl(const Checked& c, const std::string& source, const GlslOptions& options) {
   Glsl out;
   if (c.kernel == nullptr || !c.errors.empty()) {
     out.errors = c.errors;
     return out;
   }
-  Emitter e(c, out);
+  Emitter e(c, out, options);
   out.text = e.run(source);
   if (!out.errors.empty()) out.text.clear();  // never a partial translation
   out.subgroups = out.text.find("GL_KHR_shader_subgroup_basic") != std::string::npos;

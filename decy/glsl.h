@@ -28,7 +28,14 @@ struct Glsl {
   std::vector<Diagnostic> errors;     // what codegen itself could not express (empty: text is valid)
 };
 
+struct GlslOptions {
+  // Note [Emulated warps] (glsl_support.cpp): warpSize is 32 and warp shuffles go through shared memory
+  // between barriers, for devices whose subgroups are not 32 wide (lavapipe's 8). Valid only when every
+  // thread of the block reaches every shuffle (block reductions do); decy does not check that.
+  bool warp32 = false;
+};
+
 // `source` names the input in the header comment.
-Glsl emit_glsl(const Checked& c, const std::string& source);
+Glsl emit_glsl(const Checked& c, const std::string& source, const GlslOptions& options = {});
 
 }  // namespace decy

@@ -143,6 +143,8 @@ const char* const kSincos =
     "  precise float r = ((x - k * 6.28125f) - k * 0.00193500519f) - k * 3.01991605e-07f;\n"
     "  s = sin(r);\n  c = cos(r);\n}\n";
 
+std::string warp32_functions(const std::string& t);
+
 std::string support_functions(const SupportNeeds& n) {
   std::ostringstream out;
   for (const auto& name : n.rounded)
@@ -176,7 +178,53 @@ std::string support_functions(const SupportNeeds& n) {
     for (const char* t : {"float", "int", "uint"})
       out << "\n" << t << " decy_shfl_down(" << t << " v, uint d) {  // CUDA: lanes past the end keep their value\n  " << t
         << " r = subgroupShuffleDown(v, d);\n  return gl_SubgroupInvocationID + d < gl_SubgroupSize ? r : v;\n}\n";
+  // Note [dp4a]: CUDA's __dp4a(a, b, c) on ints is c plus the dot product of a's and b's four signed bytes,
+  // wrapping modulo 2^32. Here each byte is sign-extended by shifting it to the top and back (GLSL's >> on
+  // int extends the sign), and the sum wraps as CUDA's: exact. (GL_EXT_integer_dot_product's dotPacked4x8
+  // would be one instruction where the device has it; not used, so that every Vulkan 1.1 device runs this.)
+  if (n.dp4a)
+    out << "\nint decy_dp4a(int a, int b, int c) {\n  const ivec4 x = ivec4(a << 24, a << 16, a << 8, a) >> 24;\n"
+        << "  const ivec4 y = ivec4(b << 24, b << 16, b << 8, b) >> 24;\n  return c + x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;\n}\n";
+  // Note [erfcf]: GLSL has no erfc. decy_erfc is the Chebyshev-fitted form t * exp(-x^2 + P(t)), t = 1 / (1 +
+  // |x| / 2) (Press et al., Numerical Recipes, erfcc: fractional error below 1.2e-7 everywhere), reflected
+  // as 2 - erfc(-x) for x < 0; with GLSL's exp (not correctly rounded) a few ULP from CUDA's erfcf (4 ULP).
+  // Kernels using it get contracts with bounds, not exact ones.
+  if (n.erfc)
+    out << "\nfloat decy_erfc(float x) {\n  const float z = abs(x), t = 1.0 / (1.0 + 0.5 * z);\n"
+        << "  const float p = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 +\n"
+        << "      t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));\n"
+        << "  const float r = t * exp(p);\n  return x >= 0.0 ? r : 2.0 - r;\n}\n";
+  for (const std::string& t : n.warp32) out << warp32_functions(t);
   return out.str();
+}
+
+// Note [Emulated warps]
+// CUDA's warp is 32 threads; a Vulkan subgroup may be narrower (lavapipe: 8 on AVX2; its 1024-bit mode
+// reports 32 but computed wrong shuffles when measured) or wider. With --warp32, warpSize is the literal 32
+// and a shuffle is an exchange through a shared array indexed by gl_LocalInvocationIndex: a barrier (the
+// previous exchange is read), each thread stores its value, a barrier, each reads its partner's (lane ^ o,
+// lane + d or the lane asked for, inside its own warp of 32, as CUDA: out-of-warp partners give the
+// thread's own value). Barriers make it valid only when every thread of the workgroup reaches every
+// shuffle the same number of times - true of block reductions, false of a shuffle under `if (warp == 0)`;
+// decy does not check this (the header says so). blockDim.x must be a multiple of 32, as the kernels'
+// own lane arithmetic assumes. Values are exact (a copy), so results equal a 32-wide subgroup's.
+std::string warp32_functions(const std::string& t) {
+  const std::string a = "decy_warp_" + t, put = "decy_warp_put_" + t;
+  std::ostringstream o;
+  o << "\nshared " << t << " " << a << "[1024];  // Note [Emulated warps]: CUDA's largest block\n\n"
+    << "void " << put << "(" << t << " v) {\n  barrier();\n  " << a << "[gl_LocalInvocationIndex] = v;\n"
+    << "  memoryBarrierShared();\n  barrier();\n}\n\n"
+    << t << " decy_warp_xor_" << t << "(" << t << " v, uint o) {\n  " << put << "(v);\n"
+    << "  return o < 32u ? " << a << "[gl_LocalInvocationIndex ^ o] : v;\n}\n\n"
+    << t << " decy_warp_down_" << t << "(" << t << " v, uint d) {\n  " << put << "(v);\n"
+    << "  return (gl_LocalInvocationIndex & 31u) + d < 32u ? " << a << "[gl_LocalInvocationIndex + d] : v;\n}\n\n"
+    << t << " decy_warp_idx_" << t << "(" << t << " v, int lane) {\n  " << put << "(v);\n"
+    << "  return " << a << "[(gl_LocalInvocationIndex & ~31u) | (uint(lane) & 31u)];\n}\n";
+  return o.str();
+}
+
+std::string warp32_shuffle(const std::string& kind, const std::string& t, const std::string& v, const std::string& arg) {
+  return "decy_warp_" + kind + "_" + t + "(" + v + ", " + arg + ")";
 }
 
 }  // namespace decy::glsl

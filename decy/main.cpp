@@ -1,6 +1,6 @@
 // decy: CUDA C++ kernels -> GLSL or WGSL compute shaders (docs/DECY.md).
 //   decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...
-//   decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp
+//   decy translate FILE.cu --target glsl [--warp32] [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp
 //   decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl
 // Errors go to stderr as file:line: error: what; the exit status is then 1 (2: bad usage).
 #include <cstdio>
@@ -22,7 +22,7 @@ namespace {
 int usage(const std::string& why) {
   std::cerr << "decy: " << why << "\n"
             << "usage: decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...\n"
-            << "       decy translate FILE.cu --target glsl [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n"
+            << "       decy translate FILE.cu --target glsl [--warp32] [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n"
             << "       decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl\n";
   return 2;
 }
@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   const std::string cmd = args[0];
   std::string file, target, kernel, out;
   bool subgroups = false;  // wgsl: allow warp shuffles (WebGPU's 'subgroups' feature)
+  decy::GlslOptions glsl;  // --warp32: warps of 32 emulated through shared memory (Note [Emulated warps])
   decy::ParseOptions options;
   for (std::size_t i = 1; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
       else if (a == "--kernel") kernel = value("--kernel");
       else if (a == "-o") out = value("-o");
       else if (a == "--subgroups") subgroups = true;
+      else if (a == "--warp32") glsl.warp32 = true;
       else if (a == "-D") options.defines.push_back(value("-D"));
       else if (a.starts_with("-D") && a.size() > 2) options.defines.push_back(a.substr(2));
       else if (!a.starts_with("-") && file.empty()) file = a;
@@ -72,6 +74,7 @@ int main(int argc, char** argv) {
   if (file.empty()) return usage("no input file");
   if (!target.empty() && target != "glsl" && target != "wgsl") return usage("--target is glsl or wgsl");
   if (subgroups && target != "wgsl") return usage("--subgroups is a wgsl option (GLSL output always may use subgroups)");
+  if (glsl.warp32 && target != "glsl") return usage("--warp32 is a glsl option");
   if (!std::ifstream(file)) {
     std::cerr << file << ": error: cannot read the file\n";
     return 1;
@@ -85,7 +88,7 @@ int main(int argc, char** argv) {
   std::string text;
   std::vector<decy::Diagnostic> errors;
   if (target == "glsl") {
-    decy::Glsl g = decy::emit_glsl(c, file);
+    decy::Glsl g = decy::emit_glsl(c, file, glsl);
     text = std::move(g.text), errors = std::move(g.errors);
   } else {
     decy::Wgsl w = decy::emit_wgsl(c, file, {subgroups});

@@ -7,12 +7,14 @@
 #include <clang-c/Index.h>
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
 
 #include "builtins.h"
+#include "lower.h"
 
 namespace decy {
 namespace {
@@ -61,6 +63,8 @@ const std::set<std::string> kBinaryOps = {"+",  "-",  "*",  "/",  "%",  "<<", ">
                                           "^",  "&&", "||", "=",  "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^=", ","};
 // The builtins whose pointer parameters are out parameters: their `&x` arguments are passed as the lvalue x.
 const std::set<std::string> kOutParams = {"sincosf", "__sincosf", "frexpf"};
+// The atomics whose first argument, a pointer, is passed as the element it points to (GLSL's atomic* take it).
+const std::set<std::string> kAtomics = {"atomicAdd", "atomicMax", "atomicMin", "atomicOr", "atomicAnd", "atomicXor", "atomicExch", "atomicCAS"};
 const std::set<std::string> kPrefixOps = {"-", "+", "!", "~", "++", "--", "*", "&"};
 
 class Parser {
@@ -282,9 +286,9 @@ class Parser {
     const CXCursor d = clang_getCursorReferenced(c);
     const CXCursorKind dk = clang_getCursorKind(d);
     const std::string name = str(clang_getCursorSpelling(c));
-    const bool local = dk == CXCursor_ParmDecl ||
-                       (dk == CXCursor_VarDecl && clang_getCursorKind(clang_getCursorSemanticParent(d)) == CXCursor_FunctionDecl);
-    if (local) {
+    if (auto it = closure_vars_.find(name); it != closure_vars_.end() && closure_of(clang_getCursorType(d)) != nullptr)
+      return closure_pack(c, *closure_of(clang_getCursorType(d)), it->second);
+    if (is_local(d)) {
       Expr e;
       e.kind = Expr::Kind::Var, e.name = name, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
       return e;
@@ -352,6 +356,12 @@ class Parser {
       Expr lhs = expr(clang_Cursor_getArgument(c, 0)), rhs = expr(clang_Cursor_getArgument(c, 1));
       return node(Expr::Kind::Binary, c, "=", {std::move(lhs), std::move(rhs)});
     }
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_Constructor && closure_of(clang_getCursorType(c)) != nullptr) {
+      const auto ops = operands(c);  // a closure's copy: its captured values
+      if (ops.size() == 1) return expr(ops[0]);
+    }
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_CXXMethod && str(clang_getCursorSpelling(callee)) == "operator()")
+      return closure_call(c);
     if (clang_Cursor_isNull(callee) || clang_getCursorKind(callee) != CXCursor_FunctionDecl)
       return unsupported(c, "call of something that is not a named function");
     e.name = str(clang_getCursorSpelling(callee));
@@ -364,6 +374,15 @@ class Parser {
           continue;
         }
       }
+      if (i == 0 && kAtomics.contains(e.name) && clang_getCursorType(a).kind == CXType_Pointer) {  // atomicMax(p, v): *p, an lvalue
+        Expr p = expr(a), zero;
+        zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = p.loc;
+        Expr at;
+        at.kind = Expr::Kind::Index, at.loc = p.loc, at.type = p.type, at.type.pointer = false, at.type.is_const = false;
+        at.args.push_back(std::move(p)), at.args.push_back(zero);
+        e.args.push_back(std::move(at));
+        continue;
+      }
       if (kOutParams.contains(e.name) && clang_getCursorType(a).kind == CXType_Pointer) {  // sincosf(x, &s, &c): s, c
         const CXCursor u = strip(a);
         const auto t = tokens(u);
@@ -374,11 +393,26 @@ class Parser {
         e.args.push_back(expr(operands(u).at(0)));
         continue;
       }
-      e.args.push_back(expr(a));
+      push_arg(e.args, expr(a));
     }
-    if (current_ != nullptr && std::find(current_->calls.begin(), current_->calls.end(), e.name) == current_->calls.end())
-      current_->calls.push_back(e.name);
+    // After the arguments: a lambda argument's class is known by then (the instance's parameter type).
+    if (!clang_Cursor_isNull(clang_getSpecializedCursorTemplate(callee))) e.name = instance(callee);
+    note_call(e.name);
     return e;
+  }
+
+  void note_call(const std::string& name) {
+    if (current_ != nullptr && std::find(current_->calls.begin(), current_->calls.end(), name) == current_->calls.end())
+      current_->calls.push_back(name);
+  }
+
+  // An argument; a closure passes its captured values (Note [Lambdas and template helpers]).
+  static void push_arg(std::vector<Expr>& args, Expr a) {
+    if (a.kind == Expr::Kind::Call && a.name.starts_with(kClosurePack)) {
+      for (auto& v : a.args) args.push_back(std::move(v));
+      return;
+    }
+    args.push_back(std::move(a));
   }
 
   Expr node(Expr::Kind kind, CXCursor c, std::string op, std::vector<Expr> args) {
@@ -466,6 +500,8 @@ class Parser {
         if (t.back() == "++" || t.back() == "--") return node(Expr::Kind::Postfix, c, t.back(), {expr(ops[0])});
         return unsupported(c, "a unary operator decy cannot read (inside a macro expansion?)");
       }
+      case CXCursor_LambdaExpr:
+        return lambda(c);
       case CXCursor_ConditionalOperator:
         if (auto k = constant(c)) return *k;
         return node(Expr::Kind::Cond, c, "", {expr(ops.at(0)), expr(ops.at(1)), expr(ops.at(2))});
@@ -484,13 +520,43 @@ class Parser {
     // a scalar's last one is its initializer.
     for (CXCursor k : operands(c)) {
       if (!clang_isExpression(clang_getCursorKind(k))) continue;
+      if (v.type.lanes != 0 && clang_getCursorKind(k) == CXCursor_CallExpr && operands(k).empty() &&
+          clang_getCursorKind(clang_getCursorReferenced(k)) == CXCursor_Constructor)
+        continue;  // `uint2 v;`: default-initialized (indeterminate in C++), no initializer
       if (clang_getCursorKind(k) == CXCursor_InitListExpr) {
-        error(k, "initializer list of '" + v.name + "'");
+        if (!array_init(k, v)) error(k, "initializer list of '" + v.name + "'");
         continue;
       }
       if (!v.type.array) v.init = convert(expr(k), v.type), v.has_init = true;
     }
+    if (const Closure* k = closure_of(clang_getCursorType(c)); k != nullptr && v.has_init && v.init.name.starts_with(kClosurePack)) {
+      closure_vars_[v.name] = v.init.args;  // `auto f = [..](..){..};`: no GLSL variable, f's calls take the values
+      v.closure = true;
+    }
     return v;
+  }
+
+  // `T a[N] = {x, y, ...}` of scalars or vectors: a call of __decy_array (GLSL's T[N](...)), the elements
+  // left out zero as in C. Nested braces (structs, arrays of arrays) are refused by the caller.
+  bool array_init(CXCursor list, VarDecl& v) {
+    const auto items = operands(list);
+    if (!v.type.array || v.type.pointer || v.type.record != nullptr || items.size() > v.type.array) return false;
+    Type elem = v.type;
+    elem.array = 0;
+    Expr e;
+    e.kind = Expr::Kind::Call, e.name = kArrayInit, e.type = v.type, e.loc = loc(list);
+    for (CXCursor k : items) {
+      if (clang_getCursorKind(k) == CXCursor_InitListExpr) return false;
+      e.args.push_back(convert(expr(k), elem));
+    }
+    Expr zero;
+    zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = e.loc;
+    while (e.args.size() < v.type.array) {
+      if (elem.lanes != 0) return false;  // a vector's zero: not needed yet
+      e.args.push_back(convert(zero, elem));
+    }
+    v.init = std::move(e), v.has_init = true;
+    return true;
   }
 
   Stmt stmt(CXCursor c) {
@@ -506,7 +572,10 @@ class Parser {
       case CXCursor_DeclStmt:
         s.kind = Stmt::Kind::Decl;
         for (CXCursor k : ops) {
-          if (clang_getCursorKind(k) == CXCursor_VarDecl) s.decls.push_back(var(k));
+          if (clang_getCursorKind(k) == CXCursor_VarDecl) {
+            VarDecl v = var(k);
+            if (!v.closure) s.decls.push_back(std::move(v));
+          }
           else error(k, "local declaration '" + str(clang_getCursorKindSpelling(clang_getCursorKind(k))) + "'");
         }
         break;
@@ -520,6 +589,14 @@ class Parser {
         for (std::size_t i = 1; i < ops.size(); ++i) s.body.push_back(stmt(ops[i]));
         break;
       case CXCursor_ForStmt:
+        if (const auto t = tokens(c); ops.size() == 3 && t.size() > 2 && t[2] == ";") {  // for (; c; inc): no init
+          s.kind = Stmt::Kind::For;
+          s.body.emplace_back();
+          s.exprs.push_back(expr(ops[0]));
+          s.exprs.push_back(expr(ops[1]));
+          s.body.push_back(stmt(ops[2]));
+          break;
+        }
         if (ops.size() != 4) {
           error(c, "a for loop with an empty init, condition or increment (write it as a while loop)");
           break;
@@ -553,7 +630,7 @@ class Parser {
         break;
       case CXCursor_GotoStmt: error(c, "goto"); break;
       case CXCursor_LabelStmt: error(c, "a label (goto target)"); break;
-      case CXCursor_SwitchStmt: error(c, "switch (not in this slice: write it as if/else)"); break;
+      case CXCursor_SwitchStmt: return switch_stmt(c, ops);
       case CXCursor_GCCAsmStmt: return asm_stmt(c, ops);
       default:
         if (clang_isExpression(kind)) {
@@ -564,6 +641,32 @@ class Parser {
         }
     }
     return s;
+  }
+
+  // A switch: its case groups collected here, lowered to an if/else chain by lower_switch (lower.cpp).
+  Stmt switch_stmt(CXCursor c, const std::vector<CXCursor>& ops) {
+    if (ops.size() != 2 || clang_getCursorKind(ops[1]) != CXCursor_CompoundStmt) {
+      error(c, "a switch decy cannot read (a declaration in its condition?)");
+      return {};
+    }
+    Expr cond = expr(ops[0]);
+    std::vector<CaseGroup> groups;
+    for (CXCursor k : operands(ops[1])) {
+      while (clang_getCursorKind(k) == CXCursor_CaseStmt || clang_getCursorKind(k) == CXCursor_DefaultStmt) {
+        if (groups.empty() || !groups.back().body.empty()) groups.push_back({{}, false, {}, loc(k)});
+        const auto parts = operands(k);
+        if (parts.empty()) break;
+        if (clang_getCursorKind(k) == CXCursor_CaseStmt) groups.back().values.push_back(convert(expr(parts.front()), cond.type));
+        else groups.back().is_default = true;
+        k = parts.back();
+      }
+      if (groups.empty()) {
+        error(k, "a statement before the first case of a switch");
+        return {};
+      }
+      groups.back().body.push_back(stmt(k));
+    }
+    return lower_switch(std::move(cond), std::move(groups), loc(c), m_.diagnostics);
   }
 
   // Note [PTX idioms]: the few inline-asm statements with a GLSL meaning (the prelude's f16 conversions)
@@ -603,16 +706,32 @@ class Parser {
     const bool kernel = has_attr(c, CXCursor_CUDAGlobalAttr);
     if (!kernel && !has_attr(c, CXCursor_CUDADeviceAttr)) return;  // host code
     Function f;
-    f.name = str(clang_getCursorSpelling(c)), f.kernel = kernel, f.loc = loc(c);
+    f.name = str(clang_getCursorSpelling(c)), f.kernel = kernel;
     f.ret = type_of(clang_getResultType(clang_getCursorType(c)));
+    std::vector<CXCursor> params;
+    for (int i = 0; i < clang_Cursor_getNumArguments(c); ++i) params.push_back(clang_Cursor_getArgument(c, static_cast<unsigned>(i)));
+    body(c, f, params, {});
+  }
+
+  // f's parameters and body (c's CompoundStmt child); a closure parameter becomes its captured values
+  // (Note [Lambdas and template helpers]). Parsed with closure_vars_ and current_ of its own, so a template
+  // instance or lambda met inside another function's body is parsed on the spot.
+  void body(CXCursor c, Function& f, const std::vector<CXCursor>& params, std::map<std::string, std::vector<Expr>> closures) {
+    f.loc = loc(c);
     unsigned end = 0;
     clang_getExpansionLocation(clang_getRangeEnd(clang_getCursorExtent(c)), nullptr, &end, nullptr, nullptr);
     f.end_line = end;
-    const int n = clang_Cursor_getNumArguments(c);
-    for (int i = 0; i < n; ++i) {
-      const CXCursor p = clang_Cursor_getArgument(c, static_cast<unsigned>(i));
-      f.params.push_back({str(clang_getCursorSpelling(p)), type_of(clang_getCursorType(p)), loc(p)});
+    for (CXCursor p : params) {
+      const std::string name = str(clang_getCursorSpelling(p));
+      if (const Closure* k = closure_of(clang_getCursorType(p))) {
+        closures[name] = closure_params(f, name, *k, loc(p));
+        continue;
+      }
+      f.params.push_back({name, type_of(clang_getCursorType(p)), loc(p)});
     }
+    Function* outer = current_;
+    auto outer_closures = std::move(closure_vars_);
+    closure_vars_ = std::move(closures);
     current_ = &f;
     try {
       for (CXCursor k : children(c))
@@ -620,14 +739,171 @@ class Parser {
     } catch (const std::exception& e) {  // an AST shape decy did not expect (ops.at): this function only
       error(c, std::string("decy could not read this function (") + e.what() + ")");
     }
-    current_ = nullptr;
+    current_ = outer;
+    closure_vars_ = std::move(outer_closures);
     m_.functions.push_back(std::move(f));
+  }
+
+  // Note [Lambdas and template helpers]
+  // GLSL and WGSL have neither templates nor closures. A call of a function template's instance is a call of
+  // a helper parsed from the instance libclang hands over (its body with the template arguments substituted)
+  // and named <template>_inst<N>. A lambda becomes a helper lambda_<line>_<N> whose parameters are the
+  // values it captures (the locals and parameters its body names from outside, in order of appearance) and
+  // then its own; a closure passed on (a template's `Load load`) travels as those captured values, flattened
+  // when a closure captures another (`decode` inside each_element's default decode8), and a call `load(i)`
+  // calls the lambda's helper with them. Captures are read as values: a lambda that assigns to a capture
+  // is refused (CUDA would change the caller's variable). Each instance and lambda class is parsed once.
+  struct Closure {
+    std::string helper;                                // the lambda's GLSL helper
+    std::vector<std::pair<std::string, Type>> leaves;  // its captured values, nested closures flattened
+  };
+
+  const Closure* closure_of(CXType t) {
+    const CXType ct = clang_getCanonicalType(t.kind == CXType_LValueReference ? clang_getPointeeType(t) : t);
+    if (ct.kind != CXType_Record) return nullptr;
+    auto it = closures_.find(clang_getTypeDeclaration(ct).data[0]);  // the class: `const` closures too
+    return it != closures_.end() ? &it->second : nullptr;
+  }
+
+  Expr closure_pack(CXCursor c, const Closure& k, std::vector<Expr> values) {
+    Expr e;
+    e.kind = Expr::Kind::Call, e.name = kClosurePack + k.helper, e.loc = loc(c), e.args = std::move(values);
+    e.type.scalar = Scalar::Unsupported, e.type.c_name = "a lambda";
+    return e;
+  }
+
+  std::vector<Expr> closure_params(Function& f, const std::string& name, const Closure& k, const Loc& l) {
+    std::vector<Expr> values;
+    for (const auto& [leaf, t] : k.leaves) {
+      Expr v;
+      v.kind = Expr::Kind::Var, v.name = name + "_cap_" + leaf, v.type = t, v.loc = l;
+      f.params.push_back({v.name, t, l});
+      values.push_back(std::move(v));
+    }
+    return values;
+  }
+
+  static bool is_local(CXCursor d) {
+    const CXCursorKind dk = clang_getCursorKind(d), parent = clang_getCursorKind(clang_getCursorSemanticParent(d));
+    return dk == CXCursor_ParmDecl || (dk == CXCursor_VarDecl && (parent == CXCursor_FunctionDecl || parent == CXCursor_CXXMethod));
+  }
+
+  // The helper a call of a template instance calls (parsed on first use).
+  std::string instance(CXCursor callee) {
+    const CXCursor canon = clang_getCanonicalCursor(callee);
+    if (auto it = instances_.find(canon.data[0]); it != instances_.end()) return it->second;
+    const std::string name = str(clang_getCursorSpelling(callee)) + "_inst" + std::to_string(instances_.size());
+    instances_[canon.data[0]] = name;
+    bool has_body = false;
+    for (CXCursor k : children(callee)) has_body = has_body || clang_getCursorKind(k) == CXCursor_CompoundStmt;
+    if (!has_body) return name;  // undefined: check.cpp names the call
+    Function f;
+    f.name = name, f.ret = type_of(clang_getResultType(clang_getCursorType(callee)));
+    std::vector<CXCursor> params;
+    for (int i = 0; i < clang_Cursor_getNumArguments(callee); ++i) params.push_back(clang_Cursor_getArgument(callee, static_cast<unsigned>(i)));
+    body(callee, f, params, {});
+    return name;
+  }
+
+  // A lambda expression: its helper (parsed on first sight), and as a value the captured values.
+  Expr lambda(CXCursor c) {
+    const void* const key = clang_getTypeDeclaration(clang_getCanonicalType(clang_getCursorType(c))).data[0];
+    std::vector<CXCursor> params;
+    CXCursor body_cursor = clang_getNullCursor();
+    for (CXCursor k : children(c)) {
+      if (clang_getCursorKind(k) == CXCursor_ParmDecl) params.push_back(k);
+      if (clang_getCursorKind(k) == CXCursor_CompoundStmt) body_cursor = k;
+    }
+    if (clang_Cursor_isNull(body_cursor)) return unsupported(c, "a lambda decy cannot read");
+    // The captures: locals named in the body but declared outside the lambda, in order of appearance.
+    std::vector<CXCursor> captured;
+    const CXSourceRange extent = clang_getCursorExtent(c);
+    const unsigned begin = offset_of(clang_getRangeStart(extent)), end = offset_of(clang_getRangeEnd(extent));
+    std::function<void(CXCursor)> walk = [&](CXCursor k) {
+      if (clang_getCursorKind(k) == CXCursor_DeclRefExpr) {
+        const CXCursor d = clang_getCursorReferenced(k);
+        const unsigned at = offset_of(clang_getCursorLocation(d));
+        const bool outside = at < begin || at >= end || loc(d).file != loc(c).file;
+        if (is_local(d) && outside && std::none_of(captured.begin(), captured.end(), [&](CXCursor x) { return clang_equalCursors(x, d); }))
+          captured.push_back(d);
+      }
+      for (CXCursor kid : children(k)) walk(kid);
+    };
+    walk(body_cursor);
+    std::vector<Expr> values;
+    for (CXCursor d : captured) push_arg(values, decl_ref_of(c, d));
+    if (!closures_.contains(key)) {
+      Closure k;
+      k.helper = "lambda_" + std::to_string(loc(c).line) + "_" + std::to_string(closures_.size());
+      std::map<std::string, std::vector<Expr>> inner;  // closures it captures: their values are its parameters too
+      Function f;
+      f.name = k.helper;
+      for (CXCursor d : captured) {
+        const std::string name = str(clang_getCursorSpelling(d));
+        if (const Closure* kk = closure_of(clang_getCursorType(d))) {
+          for (const auto& [leaf, t] : kk->leaves) k.leaves.emplace_back(name + "_cap_" + leaf, t);
+          inner[name] = closure_params(f, name, *kk, loc(c));
+        } else {
+          Type t = type_of(clang_getCursorType(d));
+          t.reference = false;
+          k.leaves.emplace_back(name, t);
+          f.params.push_back({name, t, loc(c)});
+        }
+      }
+      closures_[key] = k;
+      f.ret.scalar = Scalar::Void;
+      std::function<void(CXCursor)> ret = [&](CXCursor s) {  // the return type: a return statement's value
+        if (clang_getCursorKind(s) == CXCursor_LambdaExpr) return;
+        if (clang_getCursorKind(s) == CXCursor_ReturnStmt && !operands(s).empty()) f.ret = type_of(clang_getCursorType(operands(s)[0]));
+        for (CXCursor kid : children(s)) ret(kid);
+      };
+      ret(body_cursor);
+      f.ret.is_const = false;
+      body(c, f, params, std::move(inner));
+      std::set<std::string> names;  // captures are passed by value: a lambda assigning to one is refused
+      for (CXCursor d : captured) names.insert(str(clang_getCursorSpelling(d)));
+      find_capture_assignments(m_.functions.back(), names, m_.diagnostics);
+    }
+    return closure_pack(c, closures_.at(key), std::move(values));
+  }
+
+  // The value of a captured variable d where the lambda c stands.
+  Expr decl_ref_of(CXCursor c, CXCursor d) {
+    const std::string name = str(clang_getCursorSpelling(d));
+    if (const Closure* k = closure_of(clang_getCursorType(d))) {
+      auto it = closure_vars_.find(name);
+      if (it == closure_vars_.end()) return unsupported(c, "a lambda capturing the lambda '" + name + "' decy has not seen");
+      return closure_pack(c, *k, it->second);
+    }
+    Expr e;
+    e.kind = Expr::Kind::Var, e.name = name, e.loc = loc(c), e.type = type_of(clang_getCursorType(d));
+    e.type.reference = false;
+    return e;
+  }
+
+  // `load(i)` on a closure: its helper, the captured values first.
+  Expr closure_call(CXCursor c) {
+    const int n = clang_Cursor_getNumArguments(c);
+    if (n < 1) return unsupported(c, "a call of a lambda decy cannot read");
+    Expr object = expr(clang_Cursor_getArgument(c, 0));
+    if (object.kind != Expr::Kind::Call || !object.name.starts_with(kClosurePack)) return unsupported(c, "a call of a callable that is not a lambda");
+    Expr e;
+    e.kind = Expr::Kind::Call, e.loc = loc(c), e.type = type_of(clang_getCursorType(c)), e.name = object.name.substr(kClosurePack.size());
+    e.args = std::move(object.args);
+    for (int i = 1; i < n; ++i) push_arg(e.args, expr(clang_Cursor_getArgument(c, static_cast<unsigned>(i))));
+    note_call(e.name);
+    return e;
   }
 
   Module& m_;
   CXTranslationUnit tu_;
   Function* current_ = nullptr;
   std::map<std::string, std::shared_ptr<const Record>> records_;  // by name (null: not a struct of scalars)
+  std::map<const void*, Closure> closures_;                        // by lambda class (its declaration)
+  std::map<const void*, std::string> instances_;                   // template instance -> its helper
+  std::map<std::string, std::vector<Expr>> closure_vars_;          // in the function parsed: closure -> captured values
+  inline static const std::string kArrayInit = "__decy_array";    // an array's initializer list (Call, args: the elements)
+  inline static const std::string kClosurePack = "decy closure ";  // a closure as a value (Call, args: its captured values)
 };
 
 Module parse(const std::string& name, const std::string* text, const ParseOptions& options) {

@@ -374,6 +374,11 @@ class Emitter {
   }
 
   std::string call(const Expr& e) {
+    if (e.name == "__decy_array") {  // an array's initializer list (parse.cpp): array<T, N>(...)
+      std::string s = std::string("array<") + wgsl_type(e.type.scalar) + ", " + std::to_string(e.type.array) + ">(";
+      for (std::size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + bare(ex(e.args[i]));
+      return s + ")";
+    }
     if (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync") {
       subgroup_ = true;
       if (e.name == "__shfl_xor_sync") return "subgroupShuffleXor(" + bare(ex(e.args.at(1))) + ", " + as_uint(e.args.at(2)) + ")";

@@ -139,3 +139,9 @@ extern "C" __global__ void block_any(const float* __restrict__ x, int n, int* __
   const int past = __syncthreads_or(i == n + 1);
   if (threadIdx.x == 0) out[2 * blockIdx.x] = any, out[2 * blockIdx.x + 1] = past;
 }
+
+// __dp4a: c plus the dot product of the four signed bytes of a and b (Note [dp4a] in decy/glsl_support.cpp).
+extern "C" __global__ void dp4a(const int* __restrict__ a, const int* __restrict__ b, int* __restrict__ out, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = __dp4a(a[i], b[i], out[i]);
+}

@@ -1,0 +1,337 @@
+// The project's kernels that assume a warp of 32 lanes, translated with decy --warp32 (Note [Emulated
+// warps], decy/glsl_support.cpp: shuffles through shared memory between barriers) so that they run on
+// lavapipe's subgroups of 8: tensor_ops' block reductions, amax_f32/_f16, layer_ops' rmsnorm, greedy's argmax
+// passes and prefill's softmax_causal, against
+// CPU references under contracts/gpu/decy.yaml. 256 threads per block, as their launchers use.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "check.h"
+#include "glsl.h"
+#include "parse.h"
+#include "support/gpu_contract.h"
+#include "trueno/ops.h"
+#ifdef TRUENO_TESTS_WITH_VULKAN
+#include "trueno/vulkan/context.h"
+#endif
+
+namespace {
+
+// The codegen: warpSize is 32, each shuffle kind a call of its shared-memory exchange, no subgroup extension.
+TEST(DecyWarp32, ShufflesGoThroughSharedMemory) {
+  const decy::Module m = decy::parse_source("snippet.cu", R"(
+__global__ void k(float* __restrict__ y, unsigned long long* __restrict__ z) {
+  float v = y[threadIdx.x];
+  for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  v += __shfl_down_sync(0xffffffffu, v, 1) + __shfl_sync(0xffffffffu, v, 3);
+  y[threadIdx.x] = v;
+  z[threadIdx.x] = __shfl_xor_sync(0xffffffffu, z[threadIdx.x], 16);
+}
+)");
+  const decy::Glsl g = decy::emit_glsl(decy::check(m, ""), "snippet.cu", {.warp32 = true});
+  ASSERT_TRUE(g.errors.empty()) << g.errors[0].str();
+  const auto has = [&](const char* s) { return g.text.find(s) != std::string::npos; };
+  EXPECT_TRUE(has("for (int o = 32 / 2; o > 0; o >>= 1)")) << g.text;
+  EXPECT_TRUE(has("v += decy_warp_xor_float(v, uint(o));")) << g.text;
+  EXPECT_TRUE(has("decy_warp_down_float(v, 1u)") && has("decy_warp_idx_float(v, int(3))")) << g.text;
+  EXPECT_TRUE(has("decy_warp_xor_uint64_t(z[gl_LocalInvocationID.x], 16u)")) << g.text;
+  EXPECT_TRUE(has("shared float decy_warp_float[1024];") && has("// Warps: emulated (decy --warp32")) << g.text;
+  EXPECT_FALSE(has("GL_KHR_shader_subgroup")) << g.text;
+#ifdef DECY_GLSLC
+  const std::string comp = ::testing::TempDir() + "/decy_warp32.comp", spv = ::testing::TempDir() + "/decy_warp32.spv";
+  std::ofstream(comp) << g.text;
+  EXPECT_EQ(std::system((std::string(DECY_GLSLC) + " --target-env=vulkan1.1 -Werror -fshader-stage=compute -o " + spv + " " + comp).c_str()), 0);
+#endif
+}
+
+#ifdef TRUENO_TESTS_WITH_VULKAN
+using trueno::vulkan::Buffer;
+using trueno::vulkan::Context;
+using trueno::vulkan::Pipeline;
+using trueno::vulkan::Recorder;
+
+#define DECY_REQUIRE_VULKAN_DEVICE()                                                              \
+  do {                                                                                            \
+    std::string why_;                                                                             \
+    if (!trueno::vulkan::probe(0, &why_)) GTEST_SKIP() << "skipped: no Vulkan device: " << why_; \
+  } while (0)
+
+Context& context() {
+  static const std::shared_ptr<Context> c = Context::open(0);
+  return *c;
+}
+
+// The --warp32 SPIR-V of src/cuda/kernels/<file>.cu's kernel, built by decy/CMakeLists.txt.
+const Pipeline& pipeline(const std::string& name, std::uint32_t buffers, std::uint32_t push_bytes) {
+  const std::string spv = name + "_warp32";
+  const char* env = std::getenv("DECY_SPIRV_DIR");
+  std::ifstream f(std::string(env != nullptr && *env != '\0' ? env : DECY_SPIRV_DIR) + "/" + spv + ".spv", std::ios::binary);
+  EXPECT_TRUE(f.good()) << "no SPIR-V for " << spv;
+  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::vector<std::uint32_t> words(bytes.size() / 4);
+  std::memcpy(words.data(), bytes.data(), words.size() * 4);
+  static const std::uint32_t spec[1] = {256};
+  return context().pipeline_from_spirv(spv, words, buffers, push_bytes, spec);
+}
+
+Buffer upload(const std::vector<float>& v) {
+  Buffer b(context(), v.size() * 4);
+  b.upload(v.data(), v.size() * 4);
+  return b;
+}
+std::vector<float> download(const Buffer& b, std::size_t n) {
+  std::vector<float> v(n);
+  b.download(v.data(), n * 4);
+  return v;
+}
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 r(trueno::test::gpu_test_seed("decy"));
+  return r;
+}
+
+// tensor_reduce: sum (op 0), max (1), dot (2) in two launches: 5 blocks of partials, then one block.
+TEST(DecyVulkanGpu, ProjectTensorReduceMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const std::uint32_t n = 5000, groups = 5;
+  const auto x = trueno::test::random_normal(n, rng(), 1.0f), y = trueno::test::random_normal(n, rng(), 1.0f);
+  for (int op = 0; op < 3; ++op) {
+    double want = op == 1 ? -INFINITY : 0.0;
+    for (std::uint32_t i = 0; i < n; ++i) want = op == 0 ? want + x[i] : op == 1 ? std::max(want, double{x[i]}) : want + double{x[i]} * y[i];
+    Buffer bx = upload(x), by = upload(y), bp(context(), groups * 4), bo(context(), 4);
+    const Pipeline& p = pipeline("tensor_ops_tensor_reduce", 4, 16);
+    Recorder rec(context());
+    const std::uint32_t push0[4] = {n, static_cast<std::uint32_t>(op), 0, groups}, push1[4] = {n, static_cast<std::uint32_t>(op), 1, groups};
+    rec.dispatch(p, {&bx, &by, &bp, &bo}, push0, groups);
+    rec.dispatch(p, {&bx, &by, &bp, &bo}, push1, 1);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_reduce", download(bo, 1), {static_cast<float>(want)},
+                                      std::string(op == 0 ? "sum" : op == 1 ? "max" : "dot") + " of 5000", op == 1 ? 1 : 0);
+  }
+}
+
+struct Rows {
+  std::uint32_t n, rows;
+  float eps;
+};
+
+// softmax, rmsnorm, layernorm and softmax's backward over rows of n (one block per row), against trueno::ops
+// (the backward in f64).
+TEST(DecyVulkanGpu, ProjectTensorRowOpsMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const std::uint32_t n = 700, rows = 3;
+  const float eps = 1e-5f;
+  const auto x = trueno::test::random_normal(n * rows, rng(), 2.0f), w = trueno::test::random_normal(n, rng(), 1.0f),
+             b = trueno::test::random_normal(n, rng(), 1.0f), dy = trueno::test::random_normal(n * rows, rng(), 1.0f);
+  std::vector<float> sm(n * rows), rn(n * rows), ln(n * rows), bw(n * rows);
+  for (std::uint32_t r = 0; r < rows; ++r) {
+    const std::span<const float> xr(x.data() + r * n, n);
+    trueno::ops::softmax(xr, std::span(sm).subspan(r * n, n));
+    trueno::ops::rmsnorm(xr, w, eps, std::span(rn).subspan(r * n, n));
+    trueno::ops::layernorm(xr, w, b, eps, std::span(ln).subspan(r * n, n));
+    double s = 0;
+    for (std::uint32_t i = 0; i < n; ++i) s += double{dy[r * n + i]} * sm[r * n + i];
+    for (std::uint32_t i = 0; i < n; ++i) bw[r * n + i] = static_cast<float>(sm[r * n + i] * (dy[r * n + i] - s));
+  }
+  const Rows push{n, rows, eps};
+  Buffer bx = upload(x), bwt = upload(w), bb = upload(b), bdy = upload(dy), bsm = upload(sm), bo(context(), n * rows * 4);
+  const auto run = [&](const char* name, std::initializer_list<const Buffer*> buffers, std::uint32_t push_bytes) {
+    Recorder rec(context());
+    rec.dispatch(pipeline(name, static_cast<std::uint32_t>(buffers.size()), push_bytes), buffers, &push, push_bytes, rows, 1);
+    rec.submit();
+    return download(bo, n * rows);
+  };
+  trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_softmax_rows", run("tensor_ops_tensor_softmax_rows", {&bx, &bo}, 8), sm, "3 x 700");
+  trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_rmsnorm_rows", run("tensor_ops_tensor_rmsnorm_rows", {&bx, &bwt, &bo}, 12), rn, "3 x 700");
+  trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_layernorm_rows", run("tensor_ops_tensor_layernorm_rows", {&bx, &bwt, &bb, &bo}, 12), ln,
+                                    "3 x 700");
+  trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_softmax_backward_rows",
+                                    run("tensor_ops_tensor_softmax_backward_rows", {&bsm, &bdy, &bo}, 8), bw, "3 x 700");
+}
+
+// layer_ops' rmsnorm (the prelude's block_sum_squares: float4 loads when n % 4 == 0, a warp_sum of
+// warp_sums) against trueno::ops::rmsnorm, at n = 4096 (the float4 path) and 1001 (the scalar one).
+TEST(DecyVulkanGpu, ProjectRmsnormMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  for (const int n : {4096, 1001}) {
+    const auto x = trueno::test::random_normal(2 * static_cast<std::size_t>(n), rng(), 1.0f), w = trueno::test::random_normal(n, rng(), 1.0f);
+    std::vector<float> want(2 * static_cast<std::size_t>(n));
+    for (int r = 0; r < 2; ++r)
+      trueno::ops::rmsnorm(std::span(x).subspan(r * n, n), w, 1e-6f, std::span(want).subspan(r * n, n));
+    Buffer bx = upload(x), bw = upload(w), bo(context(), want.size() * 4);
+    struct {
+      float eps;
+      std::int32_t n;
+    } push{1e-6f, n};
+    Recorder rec(context());
+    rec.dispatch(pipeline("layer_ops_rmsnorm", 3, 8), {&bx, &bw, &bo}, push, 2);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_rmsnorm", download(bo, want.size()), want, "2 x " + std::to_string(n));
+  }
+}
+
+// amax_f32 / amax_f16: the largest |x| as float bits, combined across blocks by atomicMax.
+TEST(DecyVulkanGpu, ProjectAmaxMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const std::uint64_t n = 3000;
+  const auto x = trueno::test::random_normal(n, rng(), 3.0f);
+  std::vector<std::uint16_t> h(n);
+  trueno::ops::f32_to_f16(x, h);
+  std::vector<float> xh(n);
+  trueno::ops::f16_to_f32(h, xh);
+  for (const bool f16 : {false, true}) {
+    float want = 0;
+    for (float v : f16 ? xh : x) want = std::max(want, std::fabs(v));
+    Buffer bx(context(), n * 4), bo(context(), 16);
+    bx.upload(f16 ? static_cast<const void*>(h.data()) : x.data(), f16 ? n * 2 : n * 4);
+    const std::uint32_t zero[4] = {};
+    bo.upload(zero, 16);  // the launcher zeroes it first
+    Recorder rec(context());
+    rec.dispatch(pipeline(f16 ? "fp8_ops_amax_f16" : "fp8_ops_amax_f32", 2, 8), {&bx, &bo}, n, 4);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", f16 ? "fp8_ops_amax_f16" : "fp8_ops_amax_f32", download(bo, 1), {want}, "3000");
+  }
+}
+
+// Greedy's two passes (the prelude-style block_max_u64: 64-bit keys through the emulated shuffles, then
+// __syncthreads_or): the id of the largest logit, the lower id among equals, and whether any is not finite.
+TEST(DecyVulkanGpu, ProjectArgmaxMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device lacks shaderInt64";
+  const std::int32_t n = 3000, parts = 3;
+  for (const bool with_inf : {false, true}) {
+    auto x = trueno::test::random_normal(n, rng(), 1.0f);
+    x[100] = x[2000] = 10.0f;  // a tie: the lower id wins
+    if (with_inf) x[2500] = INFINITY;
+    const std::vector<float> want = {with_inf ? 2500.0f : 100.0f, with_inf ? 1.0f : 0.0f};
+    Buffer bx = upload(x), best(context(), parts * 8), bad(context(), parts * 4), out(context(), 8);
+    Recorder rec(context());
+    rec.dispatch(pipeline("sample_ops_argmax_partial", 3, 4), {&bx, &best, &bad}, n, parts);
+    rec.dispatch(pipeline("sample_ops_argmax_final", 4, 4), {&bx, &best, &bad, &out}, parts, 1);
+    rec.submit();
+    std::int32_t got[2] = {};
+    out.download(got, 8);
+    trueno::test::expect_gpu_contract("decy", "sample_ops_argmax", {static_cast<float>(got[0]), static_cast<float>(got[1])}, want,
+                                      with_inf ? "3000 with +inf" : "3000 with a tie");
+  }
+}
+
+// prefill's causal softmax to f16: row (head, token) over the positions the token sees, zeros past them.
+TEST(DecyVulkanGpu, ProjectSoftmaxCausalMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const std::int32_t heads = 2, T = 3, n_keys = 600, pos0 = 400;
+  const auto s = trueno::test::random_normal(static_cast<std::size_t>(heads) * T * n_keys, rng(), 3.0f);
+  std::vector<float> want(s.size(), 0.0f);
+  for (int h = 0; h < heads; ++h)
+    for (int t = 0; t < T; ++t) {
+      const std::size_t row = (static_cast<std::size_t>(h) * T + t) * n_keys;
+      const int n = std::min(n_keys, pos0 + t + 1);
+      std::vector<float> p(n);
+      trueno::ops::softmax(std::span(s).subspan(row, n), p);
+      std::vector<std::uint16_t> p16(n);
+      trueno::ops::f32_to_f16(p, p16);
+      trueno::ops::f16_to_f32(p16, std::span(want).subspan(row, n));
+    }
+  Buffer bs = upload(s), bp(context(), (s.size() * 2 + 15) / 16 * 16);
+  const std::int32_t push[2] = {n_keys, pos0};
+  Recorder rec(context());
+  rec.dispatch(pipeline("prefill_ops_softmax_causal", 2, 8), {&bs, &bp}, push, T, heads);
+  rec.submit();
+  std::vector<std::uint16_t> h(s.size());
+  bp.download(h.data(), h.size() * 2);
+  std::vector<float> got(s.size());
+  trueno::ops::f16_to_f32(h, got);
+  trueno::test::expect_gpu_contract("decy", "prefill_ops_softmax_causal", got, want, "2 heads x 3 tokens x 600 keys");
+}
+
+// The decode attention's three steps (attention.cuh) end to end: attention_scores and attention_weights_v
+// (--warp32) on their 16-byte vector path (head sizes 64 and 128, 256 threads: scores_vector<HD> and
+// weights_v_vector<HD>, whose shuffles every thread reaches), then attention_combine, against the CPU's
+// attention over the same f16 KV cache with q and the weights rounded to f16 (Note [F16 attention]).
+// (Their element-wise path for other head sizes shuffles inside loops whose trip count differs per warp:
+// outside --warp32's precondition, not run.)
+TEST(DecyVulkanGpu, ProjectAttentionMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64 or 16-bit storage";
+  const auto f16 = [](std::vector<float> v) {
+    std::vector<std::uint16_t> h(v.size());
+    trueno::ops::f32_to_f16(v, h);
+    trueno::ops::f16_to_f32(h, v);
+    return v;
+  };
+  for (const std::int32_t hd : {64, 128}) {
+    const std::int32_t n_head = 4, group = 2, kv_row = n_head / group * hd, n_ctx = 200, pos = 150, chunks = 3;  // 151 positions: 3 chunks of 64
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const auto q = trueno::test::random_normal(static_cast<std::size_t>(n_head) * hd, rng(), 1.0f);
+    const auto k = f16(trueno::test::random_normal(static_cast<std::size_t>(n_ctx) * kv_row, rng(), 1.0f));
+    const auto v = f16(trueno::test::random_normal(static_cast<std::size_t>(n_ctx) * kv_row, rng(), 1.0f));
+    const auto q16 = f16(q);
+    std::vector<float> want(static_cast<std::size_t>(n_head) * hd);
+    for (int h = 0; h < n_head; ++h) {
+      const int kvh = h / group;
+      std::vector<double> sc(pos + 1);
+      double m = -INFINITY, l = 0;
+      for (int j = 0; j <= pos; ++j) {
+        double dot = 0;
+        for (int d = 0; d < hd; ++d) dot += double{k[static_cast<std::size_t>(j) * kv_row + kvh * hd + d]} * q16[h * hd + d];
+        sc[j] = static_cast<float>(dot) * scale, m = std::max(m, sc[j]);
+      }
+      for (double s : sc) l += std::exp(s - m);
+      std::vector<float> p;
+      for (double s : sc) p.push_back(static_cast<float>(std::exp(s - m) / l));
+      p = f16(p);
+      for (int d = 0; d < hd; ++d) {
+        double acc = 0;
+        for (int j = 0; j <= pos; ++j) acc += double{p[j]} * v[static_cast<std::size_t>(j) * kv_row + kvh * hd + d];
+        want[h * hd + d] = static_cast<float>(acc);
+      }
+    }
+    std::vector<std::uint16_t> kh(k.size()), vh(v.size());
+    trueno::ops::f32_to_f16(k, kh), trueno::ops::f32_to_f16(v, vh);
+    Buffer bq = upload(q), bk(context(), kh.size() * 2), bv(context(), vh.size() * 2), bpos(context(), 16);
+    bk.upload(kh.data(), kh.size() * 2), bv.upload(vh.data(), vh.size() * 2), bpos.upload(&pos, 4);
+    Buffer bs(context(), static_cast<std::size_t>(n_head) * n_ctx * 4), bml(context(), n_head * chunks * 8),
+        bo(context(), static_cast<std::size_t>(n_head) * chunks * hd * 4), bout(context(), want.size() * 4);
+    struct {
+      std::int32_t hd, group, kv_row;
+      float scale;
+      std::int32_t n_ctx;
+    } ps{hd, group, kv_row, scale, n_ctx};
+    const std::int32_t pw[4] = {hd, group, kv_row, n_ctx}, pc[2] = {hd, chunks};
+    const auto words = [](const std::string& name) {
+      std::ifstream f(std::string(DECY_SPIRV_DIR) + "/" + name + ".spv", std::ios::binary);
+      std::vector<char> b((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+      std::vector<std::uint32_t> w(b.size() / 4);
+      std::memcpy(w.data(), b.data(), w.size() * 4);
+      return w;
+    };
+    static const std::uint32_t spec[1] = {256};
+    const Pipeline& combine = context().pipeline_from_spirv("layer_ops_attention_combine", words("layer_ops_attention_combine"), 3, 8, spec);
+    Recorder rec(context());
+    rec.dispatch(pipeline("layer_ops_attention_scores", 5, 20), {&bq, &bk, &bpos, &bs, &bml}, ps, n_head, chunks);
+    rec.dispatch(pipeline("layer_ops_attention_weights_v", 5, 16), {&bv, &bpos, &bs, &bml, &bo}, pw, n_head, chunks);
+    rec.dispatch(combine, {&bo, &bpos, &bout}, pc, n_head);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_attention", download(bout, want.size()), want,
+                                      "hd " + std::to_string(hd) + ", 4 heads, 151 positions");
+  }
+}
+
+#else
+TEST(DecyVulkanGpu, Warp32NeedsTheVulkanBackend) { GTEST_SKIP() << "skipped: the Vulkan backend is not built (TRUENO_VULKAN)"; }
+#endif
+
+}  // namespace
