@@ -1,0 +1,118 @@
+// The page in headless Chromium (CTest web_page_cpu / web_page_webgpu): serves the build folder on loopback
+// (serve.mjs, COOP/COEP), opens index.html?autorun=1 with a backend forced, reads the page's "RESULT {json}"
+// console line, saves a screenshot (DevTools protocol over --remote-debugging-pipe: no npm package), and
+// checks the greedy text equals the CLI's (realizar.js under node, same prompt, -n 40, --temp 0).
+//   node page_test.mjs --web DIR --backend cpu|webgpu --cli realizar.js --model M.gguf --screenshot OUT.png
+// Exit status 0: PASS; 1: FAIL; 77: skipped (no chromium; WebGPU: no adapter in it).
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveFolder } from './serve.mjs';
+
+const PROMPT = 'Once upon a time', N = 40, TIMEOUT_MS = 100_000;
+const args = Object.fromEntries(process.argv.slice(2).reduce((out, a, i, all) => (a.startsWith('--') && out.push([a.slice(2), all[i + 1]]), out), []));
+
+function cliText() {
+  const out = execFileSync(process.execPath, ['--no-experimental-fetch', args.cli, 'run', '-m', args.model, '-p', PROMPT, '-n', String(N), '--temp', '0',
+    '--repeat-penalty', '1', '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return JSON.parse(out.trim().split('\n').pop()).text;
+}
+
+// Chromium's DevTools protocol on fds 3 (in) and 4 (out): JSON messages ended by a NUL byte.
+function devtools(child) {
+  let id = 0, buffered = '';
+  const waiting = new Map();
+  child.stdio[4].on('data', (chunk) => {
+    buffered += chunk.toString();
+    let end;
+    while ((end = buffered.indexOf('\0')) >= 0) {
+      const msg = JSON.parse(buffered.slice(0, end));
+      buffered = buffered.slice(end + 1);
+      if (msg.id && waiting.has(msg.id)) waiting.get(msg.id)(msg), waiting.delete(msg.id);
+    }
+  });
+  return (method, params = {}, sessionId) => new Promise((resolve, reject) => {
+    waiting.set(++id, (msg) => (msg.error ? reject(new Error(`${method}: ${msg.error.message}`)) : resolve(msg.result)));
+    child.stdio[3].write(JSON.stringify({ id, method, params, ...(sessionId ? { sessionId } : {}) }) + '\0');
+  });
+}
+
+async function screenshot(send, path) {
+  const { targetInfos } = await send('Target.getTargets');
+  const page = targetInfos.find((t) => t.type === 'page');
+  const { sessionId } = await send('Target.attachToTarget', { targetId: page.targetId, flatten: true });
+  const { data } = await send('Page.captureScreenshot', { format: 'png' }, sessionId);
+  writeFileSync(path, Buffer.from(data, 'base64'));
+}
+
+// The page's RESULT object (or { status: 'ERROR' } on a timeout or a crash), after the screenshot.
+async function runPage(chromium, url) {
+  const profile = mkdtempSync(join(tmpdir(), 'realizar-page-'));
+  const child = spawn(chromium, ['--headless=new', '--no-sandbox', `--user-data-dir=${profile}`, '--enable-unsafe-webgpu', '--enable-logging=stderr',
+    '--v=0', '--window-size=1000,800', '--remote-debugging-pipe', url], { stdio: ['ignore', 'ignore', 'pipe', 'pipe', 'pipe'] });
+  const send = devtools(child);
+  let buffered = '';
+  const result = await new Promise((resolve) => {
+    const timer = setTimeout(() => resolve({ status: 'ERROR', why: `no RESULT within ${TIMEOUT_MS / 1000} s` }), TIMEOUT_MS);
+    child.stderr.on('data', (chunk) => {
+      buffered += chunk.toString();
+      let nl;
+      while ((nl = buffered.indexOf('\n')) >= 0) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        if (/CONSOLE|Uncaught/.test(line) && !line.includes('"RESULT ')) process.stdout.write(`page: ${line.replace(/^.*?CONSOLE[^\]]*\] /, '')}\n`);
+        const m = line.match(/"RESULT (\S+)", source:/);
+        if (m) clearTimeout(timer), resolve(JSON.parse(decodeURIComponent(m[1])));
+      }
+    });
+    child.on('exit', (code) => resolve({ status: 'ERROR', why: `chromium exited (${code}) without a RESULT line` }));
+  });
+  if (args.screenshot && child.exitCode === null) {
+    try {
+      await screenshot(send, args.screenshot);
+      process.stdout.write(`screenshot: ${args.screenshot}\n`);
+    } catch (e) {
+      process.stdout.write(`screenshot failed: ${e.message}\n`);
+    }
+  }
+  if (child.exitCode === null) {
+    const exited = new Promise((r) => child.on('exit', r));
+    child.kill();
+    await exited;
+  }
+  try {
+    rmSync(profile, { recursive: true, force: true });
+  } catch {
+    // a helper process may still be writing its profile: left in the temporary folder
+  }
+  return result;
+}
+
+async function main() {
+  const chromium = ['/usr/bin/chromium', '/usr/lib/chromium/chromium'].find(existsSync);
+  if (!chromium) {
+    process.stdout.write('skipped: no chromium (Debian: chromium; bash scripts/setup.sh --deps)\n');
+    return 77;
+  }
+  const want = cliText();
+  const server = serveFolder(args.web);
+  await new Promise((r) => server.listen(0, '127.0.0.1', r));
+  const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0' });
+  const t0 = Date.now();
+  const r = await runPage(chromium, `http://127.0.0.1:${server.address().port}/index.html?${q}`);
+  server.close();
+  process.stdout.write(`page (${((Date.now() - t0) / 1000).toFixed(1)} s): ${r.status}, backend ${r.backend}: ${r.why}\n`);
+  if (r.status === 'SKIP') return process.stdout.write(`skipped: ${r.why}\n`), 77;
+  if (r.status !== 'DONE') return 1;
+  process.stdout.write(`page text (${r.tokens} tokens, ${r.tokensPerSecond?.toFixed(1)} tokens/s): ${JSON.stringify(r.text)}\nCLI text: ${JSON.stringify(want)}\n`);
+  if (r.backend !== args.backend) return process.stdout.write(`FAIL: the page ran on ${r.backend}, not ${args.backend}\n`), 1;
+  if (r.text !== want) return process.stdout.write('FAIL: the page\'s greedy text differs from the CLI\'s\n'), 1;
+  process.stdout.write('PASS\n');
+  return 0;
+}
+
+main().then((code) => process.exit(code), (e) => {
+  process.stderr.write(`page_test: ${e && e.stack ? e.stack : e}\n`);
+  process.exit(1);
+});
