@@ -114,16 +114,28 @@ $('bundled').addEventListener('click', async () => load([await bundledFile('mode
 $('run').addEventListener('click', () => generate().catch(showError));
 $('stop').addEventListener('click', () => { state.stop = true; });
 
-// Tests (web/page_test.mjs): load, generate once, report one console line.
+// Tests (web/page_test.mjs): load, generate once, report one console line. model=A,B|C: each set but the
+// last is only loaded (its error, if any, goes into the result's `loads`: the bad-file checks); the last
+// set (parts of one model, comma-separated) is loaded and generates.
 async function autorun() {
   const say = (r) => console.log(`RESULT ${encodeURIComponent(JSON.stringify(r))}`);  // one line, no quotes to escape
   try {
     for (const [key, id] of [['backend', 'backend'], ['prompt', 'prompt'], ['n', 'n'], ['temp', 'temp'], ['seed', 'seed']]) if (params.has(key)) $(id).value = params.get(key);
-    const files = await Promise.all((params.get('model') ?? 'models/stories260K.gguf').split(',').map(bundledFile));
-    const choice = await load(files);
+    const sets = (params.get('model') ?? 'models/stories260K.gguf').split('|');
+    const loads = [];
+    for (const set of sets.slice(0, -1)) {
+      try {
+        await load(await Promise.all(set.split(',').map(bundledFile)));
+        loads.push({ model: set, error: null });
+      } catch (e) {
+        showError(e);
+        loads.push({ model: set, error: e.message });
+      }
+    }
+    const choice = await load(await Promise.all(sets.at(-1).split(',').map(bundledFile)));
     if (params.get('backend') === 'webgpu' && choice.noAdapter) return say({ status: 'SKIP', why: choice.why });
     const r = await generate();
-    say({ status: 'DONE', why: state.why, ...r });
+    say({ status: 'DONE', why: state.why, loads, ...r });
   } catch (e) {
     showError(e);
     say({ status: 'ERROR', why: e && e.message ? e.message : String(e) });

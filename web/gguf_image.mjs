@@ -25,7 +25,7 @@ async function readPart(file) {
   try {
     g = await readGguf(read, file.size);
   } catch (e) {
-    throw new Error(`${file.name}: ${e instanceof RangeError ? 'truncated inside its header' : e.message}`);
+    throw new Error(`${file.name}: ${e instanceof RangeError ? `truncated inside its header (${file.size} bytes)` : e.message}`);
   }
   const head = await read(0, g.kvEnd);
   for (const t of g.tensors.values()) {

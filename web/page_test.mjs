@@ -2,13 +2,16 @@
 // (serve.mjs, COOP/COEP), opens index.html?autorun=1 with a backend forced, reads the page's "RESULT {json}"
 // console line, saves a screenshot (DevTools protocol over --remote-debugging-pipe: no npm package), and
 // checks the greedy text equals the CLI's (realizar.js under node, same prompt, -n 40, --temp 0).
-//   node page_test.mjs --web DIR --backend cpu|webgpu --cli realizar.js --model M.gguf --screenshot OUT.png
+//   node page_test.mjs --web DIR --backend cpu|webgpu --cli realizar.js --model M.gguf --screenshot OUT.png [--case files]
+// --case files: the model as 3 split parts (split_gguf.mjs), after three bad inputs (not GGUF, cut in the
+// header, cut in the data) and an incomplete split, each of which must fail naming the file and what is wrong.
 // Exit status 0: PASS; 1: FAIL; 77: skipped (no chromium; WebGPU: no adapter in it).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveFolder } from './serve.mjs';
+import { partName, splitGguf } from './split_gguf.mjs';
 
 const PROMPT = 'Once upon a time', N = 40, TIMEOUT_MS = 100_000;
 const args = Object.fromEntries(process.argv.slice(2).reduce((out, a, i, all) => (a.startsWith('--') && out.push([a.slice(2), all[i + 1]]), out), []));
@@ -89,6 +92,26 @@ async function runPage(chromium, url) {
   return result;
 }
 
+// The bad inputs and the split model, written under DIR/test-files; the page's model= list and the error
+// each bad set must give.
+async function badFilesCase() {
+  const dir = join(args.web, 'test-files'), model = new Uint8Array(readFileSync(args.model));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'not.gguf'), 'This is a text file, not a model; the page must say so.\n');
+  writeFileSync(join(dir, 'header-cut.gguf'), model.subarray(0, 200));
+  writeFileSync(join(dir, 'data-cut.gguf'), model.subarray(0, model.length - 1000));
+  const parts = await splitGguf(model, 3);
+  parts.forEach((p, i) => writeFileSync(join(dir, partName('s260', i, 3)), p));
+  const part = (i) => `test-files/${partName('s260', i, 3)}`;
+  const expect = [
+    ['test-files/not.gguf', /not\.gguf: not a GGUF file/],
+    ['test-files/header-cut.gguf', /header-cut\.gguf: truncated inside its header/],
+    ['test-files/data-cut.gguf', /data-cut\.gguf: truncated: tensor '[^']+' needs bytes/],
+    [`${part(0)},${part(2)}`, /missing part 2 of 3 \(…-00002-of-00003\.gguf\)/],
+  ];
+  return { model: [...expect.map((e) => e[0]), [0, 1, 2].map(part).join(',')].join('|'), expect };
+}
+
 async function main() {
   const chromium = ['/usr/bin/chromium', '/usr/lib/chromium/chromium'].find(existsSync);
   if (!chromium) {
@@ -98,7 +121,8 @@ async function main() {
   const want = cliText();
   const server = serveFolder(args.web);
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0' });
+  const files = args.case === 'files' ? await badFilesCase() : null;
+  const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0', ...(files ? { model: files.model } : {}) });
   const t0 = Date.now();
   const r = await runPage(chromium, `http://127.0.0.1:${server.address().port}/index.html?${q}`);
   server.close();
@@ -106,6 +130,11 @@ async function main() {
   if (r.status === 'SKIP') return process.stdout.write(`skipped: ${r.why}\n`), 77;
   if (r.status !== 'DONE') return 1;
   process.stdout.write(`page text (${r.tokens} tokens, ${r.tokensPerSecond?.toFixed(1)} tokens/s): ${JSON.stringify(r.text)}\nCLI text: ${JSON.stringify(want)}\n`);
+  for (const [i, [set, re]] of (files?.expect ?? []).entries()) {
+    const got = r.loads?.[i]?.error ?? null;
+    process.stdout.write(`${set}: ${got}\n`);
+    if (!got || !re.test(got)) return process.stdout.write(`FAIL: loading ${set} must fail with an error matching ${re}\n`), 1;
+  }
   if (r.backend !== args.backend) return process.stdout.write(`FAIL: the page ran on ${r.backend}, not ${args.backend}\n`), 1;
   if (r.text !== want) return process.stdout.write('FAIL: the page\'s greedy text differs from the CLI\'s\n'), 1;
   process.stdout.write('PASS\n');
