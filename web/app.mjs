@@ -58,7 +58,7 @@ async function load(files) {
   return choice;
 }
 
-// Generates from the prompt; returns { text, tokens, backend, tokensPerSecond }.
+// Generates from the prompt; returns { text, tokens (count), ids, backend, tokensPerSecond, stopped }.
 async function generate() {
   const { cpu, gpu } = state, onGpu = state.backend === 'webgpu';
   state.busy = true, state.stop = false;
@@ -75,6 +75,7 @@ async function generate() {
     else cpu.forward(ids);
     const tPrompt = performance.now() - t0, t1 = performance.now();
     let text = '', generated = 0;
+    const out = [];
     $('out').textContent = prompt;
     const stats = () => {
       const s = (performance.now() - t1) / 1000;
@@ -85,7 +86,7 @@ async function generate() {
     while (generated < n && !state.stop) {
       const next = cpu.sample(logits);
       if (cpu.isEnd(next)) break;
-      ++generated;
+      ++generated, out.push(next);
       const piece = cpu.piece(next);
       text += piece, $('out').textContent += piece;
       if (generated % 4 === 0) stats();
@@ -96,7 +97,7 @@ async function generate() {
     }
     const tail = cpu.flush();
     text += tail, $('out').textContent += tail;
-    return { text, tokens: generated, backend: state.backend, tokensPerSecond: stats(), stopped: state.stop };
+    return { text, tokens: generated, ids: out, backend: state.backend, tokensPerSecond: stats(), stopped: state.stop };
   } finally {
     state.busy = false;
     $('run').disabled = false, $('stop').disabled = true;

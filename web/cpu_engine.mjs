@@ -17,6 +17,11 @@ export class CpuEngine {
   u8() { return new Uint8Array(this.m.memoryBuffer()); }
   error(what) { return new Error(`${what}: ${this.m.UTF8ToString(this.m._rz_error())}`); }
   text(ptr) { return this.m.UTF8ToString(ptr); }
+  // rz_piece/rz_flush's bytes as text; invalid UTF-8 (a model's stray byte tokens) becomes U+FFFD.
+  bytesText(ptr) {
+    const p = ptr >>> 0;
+    return new TextDecoder().decode(this.u8().slice(p, p + this.m._rz_text_size(this.e)));
+  }
 
   // Copies the image planned by gguf_image.mjs into wasm memory, tensor by tensor, and opens it.
   async load(plan, nCtx, progress) {
@@ -77,8 +82,8 @@ export class CpuEngine {
     return t;
   }
   isEnd(token) { return this.m._rz_is_end(this.e, token) !== 0; }
-  piece(token) { return this.text(this.m._rz_piece(this.e, token)); }
-  flush() { return this.text(this.m._rz_flush(this.e)); }
+  piece(token) { return this.bytesText(this.m._rz_piece(this.e, token)); }
+  flush() { return this.bytesText(this.m._rz_flush(this.e)); }
 
   close() {
     if (!this.e) return;

@@ -139,7 +139,8 @@ EMSCRIPTEN_KEEPALIVE int rz_sample(Engine* e, const float* logits) {
 
 EMSCRIPTEN_KEEPALIVE int rz_is_end(Engine* e, int token) { return e->tok.is_end_of_generation(token) ? 1 : 0; }
 
-// The text token adds (complete UTF-8 characters only; the rest waits for the next token or rz_flush).
+// The bytes token adds (whole UTF-8 sequences only; the rest waits for the next token or rz_flush), as
+// a NUL-terminated string whose length is rz_text_size() (a byte token may be NUL itself).
 EMSCRIPTEN_KEEPALIVE const char* rz_piece(Engine* e, int token) {
   e->text = e->utf8.push(e->tok.piece(token));
   return e->text.c_str();
@@ -148,5 +149,6 @@ EMSCRIPTEN_KEEPALIVE const char* rz_flush(Engine* e) {
   e->text = e->utf8.flush();
   return e->text.c_str();
 }
+EMSCRIPTEN_KEEPALIVE int rz_text_size(Engine* e) { return static_cast<int>(e->text.size()); }
 
 }  // extern "C"
