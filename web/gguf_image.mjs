@@ -3,8 +3,8 @@
 // merged header written: part 1's metadata as its bytes, every part's tensor table with offsets into one
 // data section. The tensors are then copied one by one (Blob.slice) to their place: no file is ever one
 // ArrayBuffer. Split format: llama.cpp's gguf-split (keys split.no, split.count, split.tensors.count;
-// files NAME-00001-of-00003.gguf), the format other GGUF tools write; realizar's native reader opens
-// one file.
+// files NAME-00001-of-00003.gguf), the format other GGUF tools write and realizar's native reader opens
+// (Note [Split GGUF files]).
 import { readGguf } from './webgpu/gguf.mjs';
 
 const CHUNK = 64 << 20;  // bytes read per Blob.slice: big tensors come in pieces
