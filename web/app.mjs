@@ -7,7 +7,7 @@ import { GpuEngine, webgpuDevice } from './gpu_engine.mjs';
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const MAX_CTX = 2048;  // the KV cache's positions at most (a model's training context may be far larger)
-const state = { cpu: null, gpu: null, backend: 'cpu', why: '', busy: false, stop: false };
+const state = { cpu: null, gpu: null, backend: 'cpu', why: '', busy: false, stop: false, generated: 0 };
 
 const showError = (e) => {
   $('error').textContent = e && e.message ? e.message : String(e);
@@ -61,7 +61,7 @@ async function load(files) {
 // Generates from the prompt; returns { text, tokens (count), ids, backend, tokensPerSecond, stopped }.
 async function generate() {
   const { cpu, gpu } = state, onGpu = state.backend === 'webgpu';
-  state.busy = true, state.stop = false;
+  state.busy = true, state.stop = false, state.generated = 0;
   $('run').disabled = true, $('stop').disabled = false, $('error').textContent = '';
   try {
     const n = Number($('n').value), prompt = $('prompt').value;
@@ -86,7 +86,7 @@ async function generate() {
     while (generated < n && !state.stop) {
       const next = cpu.sample(logits);
       if (cpu.isEnd(next)) break;
-      ++generated, out.push(next);
+      ++generated, out.push(next), state.generated = generated;
       const piece = cpu.piece(next);
       text += piece, $('out').textContent += piece;
       if (generated % 4 === 0) stats();
@@ -136,7 +136,14 @@ async function autorun() {
     const choice = await load(await Promise.all(sets.at(-1).split(',').map(bundledFile)));
     if (params.get('backend') === 'webgpu' && choice.noAdapter) return say({ status: 'SKIP', why: choice.why });
     const r = await generate();
-    say({ status: 'DONE', why: state.why, loads, ...r });
+    // stopAfter=K: generate again and press the stop button once K tokens are out.
+    let stopRun = null;
+    if (params.has('stopAfter')) {
+      const k = Number(params.get('stopAfter'));
+      const presser = setInterval(() => { if ($('out').textContent.length > 0 && state.generated >= k) $('stop').click(); }, 0);
+      stopRun = await generate().finally(() => clearInterval(presser));
+    }
+    say({ status: 'DONE', why: state.why, loads, stopRun, ...r });
   } catch (e) {
     showError(e);
     say({ status: 'ERROR', why: e && e.message ? e.message : String(e) });

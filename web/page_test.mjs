@@ -5,7 +5,8 @@
 //   node page_test.mjs --web DIR --backend auto|cpu|webgpu --cli realizar.js --model M.gguf --screenshot OUT.png [--case files|own-model]
 // The page loads its bundled stories260K; --case own-model: the --model file instead (copied under DIR/test-files).
 // --case files: the model as 3 split parts (split_gguf.mjs), after three bad inputs (not GGUF, cut in the
-// header, cut in the data) and an incomplete split, each of which must fail naming the file and what is wrong.
+// header, cut in the data) and an incomplete split, each of which must fail naming the file and what is wrong;
+// then a second run whose stop button is pressed after STOP_AFTER tokens.
 // Exit status 0: PASS; 1: FAIL; 77: skipped (no chromium; WebGPU: no adapter in it).
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { serveFolder } from './serve.mjs';
 import { partName, splitGguf } from './split_gguf.mjs';
 
-const PROMPT = 'Once upon a time', N = 40, TIMEOUT_MS = 100_000;
+const PROMPT = 'Once upon a time', N = 40, STOP_AFTER = 5, TIMEOUT_MS = 100_000;
 const args = Object.fromEntries(process.argv.slice(2).reduce((out, a, i, all) => (a.startsWith('--') && out.push([a.slice(2), all[i + 1]]), out), []));
 
 // { text, tokens } of the CLI's greedy run.
@@ -130,7 +131,8 @@ async function main() {
   const server = serveFolder(args.web);
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const files = args.case === 'files' ? await badFilesCase() : args.case === 'own-model' ? ownModel() : null;
-  const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0', ...(files ? { model: files.model } : {}) });
+  const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0',
+    ...(files ? { model: files.model } : {}), ...(args.case === 'files' ? { stopAfter: String(STOP_AFTER) } : {}) });
   const t0 = Date.now();
   const r = await runPage(chromium, `http://127.0.0.1:${server.address().port}/index.html?${q}`);
   server.close();
@@ -142,6 +144,12 @@ async function main() {
     const got = r.loads?.[i]?.error ?? null;
     process.stdout.write(`${set}: ${got}\n`);
     if (!got || !re.test(got)) return process.stdout.write(`FAIL: loading ${set} must fail with an error matching ${re}\n`), 1;
+  }
+  if (args.case === 'files') {  // the stop button: a second run stopped after STOP_AFTER tokens, the CLI's first tokens
+    const st = r.stopRun;
+    process.stdout.write(`stop button: ${JSON.stringify(st && { tokens: st.tokens, stopped: st.stopped, ids: st.ids })}\n`);
+    if (!st || !st.stopped || st.tokens < STOP_AFTER || st.tokens >= N || JSON.stringify(st.ids) !== JSON.stringify(want.tokens.slice(0, st.tokens)))
+      return process.stdout.write(`FAIL: the stop button must end the second run after ${STOP_AFTER} tokens with the CLI's first tokens\n`), 1;
   }
   if (args.backend !== 'auto' && r.backend !== args.backend) return process.stdout.write(`FAIL: the page ran on ${r.backend}, not ${args.backend}\n`), 1;
   if (JSON.stringify(r.ids) !== JSON.stringify(want.tokens))
