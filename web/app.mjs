@@ -51,7 +51,7 @@ async function load(files) {
     `in ${((performance.now() - t0) / 1000).toFixed(2)} s; checking backends…`;
   const choice = await chooseBackend($('backend').value, nCtx, plan);
   state.backend = choice.backend, state.why = choice.why;
-  $('loadStatus').textContent = `loaded ${plan.partNames.join(' + ')} in ${((performance.now() - t0) / 1000).toFixed(2)} s: ${state.cpu.describe()}`;
+  $('loadStatus').textContent = `${plan.partNames.join(' + ')} loaded and backends checked in ${((performance.now() - t0) / 1000).toFixed(2)} s: ${state.cpu.describe()}`;
   $('backendLine').textContent = `backend: ${choice.why}`;
   bar.hidden = true;
   $('run').disabled = false;
