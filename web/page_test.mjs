@@ -3,15 +3,15 @@
 // console line, saves a screenshot (DevTools protocol over --remote-debugging-pipe: no npm package), and
 // checks the greedy text equals the CLI's (realizar.js under node, same prompt, -n 40, --temp 0).
 //   node page_test.mjs --web DIR --backend auto|cpu|webgpu --cli realizar.js --model M.gguf --screenshot OUT.png [--case files|own-model]
-// The page loads its bundled stories260K; --case own-model: the --model file instead (copied under DIR/test-files).
+// The page loads its bundled stories260K; --case own-model: the --model file (or split parts) instead.
 // --case files: the model as 3 split parts (split_gguf.mjs), after three bad inputs (not GGUF, cut in the
 // header, cut in the data) and an incomplete split, each of which must fail naming the file and what is wrong;
 // then a second run whose stop button is pressed after STOP_AFTER tokens.
 // Exit status 0: PASS; 1: FAIL; 77: skipped (no chromium; WebGPU: no adapter in it).
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { serveFolder } from './serve.mjs';
 import { partName, splitGguf } from './split_gguf.mjs';
 
@@ -115,10 +115,18 @@ async function badFilesCase() {
   return { model: [...expect.map((e) => e[0]), [0, 1, 2].map(part).join(',')].join('|'), expect };
 }
 
+// --case own-model: the --model file (or, for NAME-00001-of-0000N.gguf, every part) linked under DIR/test-files.
 function ownModel() {
-  mkdirSync(join(args.web, 'test-files'), { recursive: true });
-  writeFileSync(join(args.web, 'test-files', 'own.gguf'), readFileSync(args.model));
-  return { model: 'test-files/own.gguf' };
+  const dir = join(args.web, 'test-files'), split = args.model.match(/^(.*)-00001-of-(\d{5})\.gguf$/);
+  mkdirSync(dir, { recursive: true });
+  const sources = split ? [...Array(Number(split[2])).keys()].map((i) => partName(split[1], i, Number(split[2]))) : [args.model];
+  const names = sources.map((src, i) => {
+    const name = split ? partName('own', i, sources.length) : 'own.gguf';
+    rmSync(join(dir, name), { force: true });
+    symlinkSync(resolve(src), join(dir, name));
+    return `test-files/${name}`;
+  });
+  return { model: names.join(',') };
 }
 
 async function main() {
