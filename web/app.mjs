@@ -7,13 +7,15 @@ import { GpuEngine, webgpuDevice } from './gpu_engine.mjs';
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const MAX_CTX = 2048;  // the KV cache's positions at most (a model's training context may be far larger)
-const state = { cpu: null, gpu: null, backend: 'cpu', why: '', busy: false, stop: false, generated: 0 };
+const state = { cpu: null, gpu: null, backend: 'cpu', why: '', stop: false, generated: 0 };
 
 const showError = (e) => {
   $('error').textContent = e && e.message ? e.message : String(e);
   console.error(e);
 };
 const nextFrame = () => new Promise((r) => setTimeout(r, 0));  // lets the page draw and the stop button work
+// While a model loads or generates, no other load may start (the engines are shared).
+const lockLoading = (locked) => { $('files').disabled = $('bundled').disabled = $('backend').disabled = locked; };
 
 async function chooseBackend(mode, nCtx, plan) {
   if (mode === 'cpu') return { backend: 'cpu', why: 'WebAssembly CPU chosen (backend = cpu)' };
@@ -32,6 +34,16 @@ async function chooseBackend(mode, nCtx, plan) {
 }
 
 async function load(files) {
+  lockLoading(true);
+  try {
+    return await loadUnlocked(files);
+  } finally {
+    lockLoading(false);
+    $('progress').hidden = true;
+  }
+}
+
+async function loadUnlocked(files) {
   $('error').textContent = '', $('out').textContent = '', $('stats').textContent = '', $('backendLine').textContent = '';
   $('run').disabled = true;
   state.gpu?.destroy(), state.gpu = null;
@@ -53,7 +65,6 @@ async function load(files) {
   state.backend = choice.backend, state.why = choice.why;
   $('loadStatus').textContent = `${plan.partNames.join(' + ')} loaded and backends checked in ${((performance.now() - t0) / 1000).toFixed(2)} s: ${state.cpu.describe()}`;
   $('backendLine').textContent = `backend: ${choice.why}`;
-  bar.hidden = true;
   $('run').disabled = false;
   return choice;
 }
@@ -61,7 +72,8 @@ async function load(files) {
 // Generates from the prompt; returns { text, tokens (count), ids, backend, tokensPerSecond, stopped }.
 async function generate() {
   const { cpu, gpu } = state, onGpu = state.backend === 'webgpu';
-  state.busy = true, state.stop = false, state.generated = 0;
+  state.stop = false, state.generated = 0;
+  lockLoading(true);
   $('run').disabled = true, $('stop').disabled = false, $('error').textContent = '';
   try {
     const n = Number($('n').value), prompt = $('prompt').value;
@@ -99,7 +111,7 @@ async function generate() {
     text += tail, $('out').textContent += tail;
     return { text, tokens: generated, ids: out, backend: state.backend, tokensPerSecond: stats(), stopped: state.stop };
   } finally {
-    state.busy = false;
+    lockLoading(false);
     $('run').disabled = false, $('stop').disabled = true;
   }
 }
