@@ -77,6 +77,7 @@ async function generate() {
   $('run').disabled = true, $('stop').disabled = false, $('error').textContent = '';
   try {
     const n = Number($('n').value), prompt = $('prompt').value;
+    const threads = cpu.setThreads(Number($('threads').value) || Math.min(navigator.hardwareConcurrency || 1, 8));
     cpu.reset(Number($('temp').value), Number($('seed').value));
     gpu?.reset();
     const ids = cpu.tokenize(prompt);
@@ -91,7 +92,7 @@ async function generate() {
     $('out').textContent = prompt;
     const stats = () => {
       const s = (performance.now() - t1) / 1000;
-      $('stats').textContent = `${state.backend === 'webgpu' ? 'WebGPU' : 'WebAssembly CPU'} | prompt ${ids.length} tokens in ${tPrompt.toFixed(0)} ms | ` +
+      $('stats').textContent = `${state.backend === 'webgpu' ? 'WebGPU' : `WebAssembly CPU, ${threads} threads`} | prompt ${ids.length} tokens in ${tPrompt.toFixed(0)} ms | ` +
         `${generated} tokens, ${(generated / Math.max(s, 1e-9)).toFixed(1)} tokens/s`;
       return generated / Math.max(s, 1e-9);
     };
@@ -133,7 +134,7 @@ $('stop').addEventListener('click', () => { state.stop = true; });
 async function autorun() {
   const say = (r) => console.log(`RESULT ${encodeURIComponent(JSON.stringify(r))}`);  // one line, no quotes to escape
   try {
-    for (const [key, id] of [['backend', 'backend'], ['prompt', 'prompt'], ['n', 'n'], ['temp', 'temp'], ['seed', 'seed']]) if (params.has(key)) $(id).value = params.get(key);
+    for (const [key, id] of [['backend', 'backend'], ['prompt', 'prompt'], ['n', 'n'], ['temp', 'temp'], ['seed', 'seed'], ['threads', 'threads']]) if (params.has(key)) $(id).value = params.get(key);
     const sets = (params.get('model') ?? 'models/stories260K.gguf').split('|');
     const loads = [];
     for (const set of sets.slice(0, -1)) {

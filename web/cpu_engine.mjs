@@ -44,6 +44,7 @@ export class CpuEngine {
 
   // Bytes of the image (the WebGPU model reads its tensors from here).
   read(offset, length) { return this.u8().slice(this.image + offset, this.image + offset + length); }
+  setThreads(n) { return this.m._rz_set_threads(n); }
   describe() { return this.text(this.m._rz_describe(this.e)); }
 
   tokenize(text) {

@@ -4,6 +4,7 @@
 // checks the greedy text equals the CLI's (realizar.js under node, same prompt, -n 40, --temp 0).
 //   node page_test.mjs --web DIR --backend auto|cpu|webgpu --cli realizar.js --model M.gguf --screenshot OUT.png [--case files|own-model]
 // The page loads its bundled stories260K; --case own-model: the --model file (or split parts) instead.
+// --threads N: the page's CPU threads (default: the browser's core count, at most 8).
 // --case files: the model as 3 split parts (split_gguf.mjs), after three bad inputs (not GGUF, cut in the
 // header, cut in the data) and an incomplete split, each of which must fail naming the file and what is wrong;
 // then a second run whose stop button is pressed after STOP_AFTER tokens.
@@ -139,7 +140,7 @@ async function main() {
   const server = serveFolder(args.web);
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const files = args.case === 'files' ? await badFilesCase() : args.case === 'own-model' ? ownModel() : null;
-  const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0',
+  const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0', threads: args.threads ?? '0',
     ...(files ? { model: files.model } : {}), ...(args.case === 'files' ? { stopAfter: String(STOP_AFTER) } : {}) });
   const t0 = Date.now();
   const r = await runPage(chromium, `http://127.0.0.1:${server.address().port}/index.html?${q}`);

@@ -4,6 +4,7 @@
 // No exception crosses into JavaScript: a failing call returns 0 / -1 and rz_error() says why.
 #include <emscripten/emscripten.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -85,6 +86,12 @@ EMSCRIPTEN_KEEPALIVE const char* rz_describe(Engine* e) {
   e->info = e->model.config().describe() + " | " + e->tok.describe() + " | cpu: " + e->seq->backend_name() + ", " +
             std::to_string(trueno::num_threads()) + " threads";
   return e->info.c_str();
+}
+// Threads for the CPU kernels, at most the worker pool made at start-up (Note [WASM threads]: a thread
+// beyond it would wait for the main thread's event loop, which a waiting kernel never returns to).
+EMSCRIPTEN_KEEPALIVE int rz_set_threads(int n) {
+  trueno::set_num_threads(std::clamp(n, 1, TRUENO_WASM_MAX_THREADS));
+  return trueno::num_threads();
 }
 EMSCRIPTEN_KEEPALIVE int rz_n_vocab(Engine* e) { return static_cast<int>(e->model.config().n_vocab); }
 EMSCRIPTEN_KEEPALIVE int rz_n_ctx(Engine* e) { return static_cast<int>(e->seq->n_ctx()); }
