@@ -19,17 +19,22 @@ const lockLoading = (locked) => { $('files').disabled = $('bundled').disabled = 
 
 async function chooseBackend(mode, nCtx, plan) {
   if (mode === 'cpu') return { backend: 'cpu', why: 'WebAssembly CPU chosen (backend = cpu)' };
-  const dev = await webgpuDevice();
-  if (!dev.device) return { backend: 'cpu', why: `WebAssembly CPU: no WebGPU: ${dev.why}`, noAdapter: dev.why };
+  let dev;
   try {
-    state.gpu = await GpuEngine.create(dev.device, plan, state.cpu, nCtx);
+    dev = await webgpuDevice();
   } catch (e) {
-    return { backend: 'cpu', why: `WebAssembly CPU: WebGPU (${dev.name}) cannot run this model: ${e.message}` };
+    return { backend: 'cpu', why: `WebAssembly CPU: no WebGPU device: ${e.message}` };
   }
-  const probe = state.cpu.tokenize('Once upon a time, there was').slice(0, 16);
-  const g = await state.gpu.gate(state.cpu, probe);
+  if (!dev.device) return { backend: 'cpu', why: `WebAssembly CPU: no WebGPU: ${dev.why}`, noAdapter: dev.why };
+  let g;
+  try {
+    state.gpu = await GpuEngine.create(dev.device, plan, state.cpu, nCtx, { rollLogits: params.get('fault') === 'webgpu-logits' });
+    g = await state.gpu.gate(state.cpu, state.cpu.tokenize('Once upon a time, there was').slice(0, 16));
+  } catch (e) {
+    g = { ok: false, line: `it cannot run this model: ${e.message}` };
+  }
   if (g.ok) return { backend: 'webgpu', why: `WebGPU (${dev.name}): ${g.line}` };
-  state.gpu.destroy(), state.gpu = null;
+  state.gpu?.destroy(), state.gpu = null;
   return { backend: 'cpu', why: `WebAssembly CPU: WebGPU (${dev.name}) not used: ${g.line}` };
 }
 

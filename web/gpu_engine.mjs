@@ -25,18 +25,20 @@ export async function webgpuDevice() {
 
 export class GpuEngine {
   // plan: gguf_image.mjs's plan (tensor offsets in the image); cpu: a loaded CpuEngine (reads its image).
-  static async create(device, plan, cpu, nCtx) {
+  // rollLogits: a fault for the tests (every logit moved one token on) that the gate must reject.
+  static async create(device, plan, cpu, nCtx, { rollLogits = false } = {}) {
     const errors = [];
     device.onuncapturederror = (e) => errors.push(e.error.message);
     const kernels = await Kernels.create(device, (name) => fetchText(`shaders/${name}.wgsl`));
     const tensors = new Map(plan.tensors.map((t) => [t.name, t]));
     const model = await WebGpuModel.load(kernels, { metadata: plan.metadata, tensors }, async (o, n) => cpu.read(o, n), { nCtx, maxTokens: 64 });
-    return new GpuEngine(model, errors);
+    return new GpuEngine(model, errors, rollLogits);
   }
 
-  constructor(model, errors) {
+  constructor(model, errors, rollLogits) {
     this.model = model;
     this.errors = errors;
+    this.rollLogits = rollLogits;
     this.pos = 0;
   }
 
@@ -49,8 +51,8 @@ export class GpuEngine {
       this.pos += chunk.length;
     }
     if (this.errors.length) throw new Error(`WebGPU: ${this.errors.join('; ')}`);
-    const V = this.model.c.nVocab;
-    return out.subarray(out.length - V);
+    const V = this.model.c.nVocab, last = out.subarray(out.length - V);
+    return this.rollLogits ? last.map((_, i) => last[(i + 1) % V]) : last;
   }
 
   reset() { this.pos = 0; }

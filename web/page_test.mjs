@@ -5,6 +5,8 @@
 //   node page_test.mjs --web DIR --backend auto|cpu|webgpu --cli realizar.js --model M.gguf --screenshot OUT.png [--case files|own-model]
 // The page loads its bundled stories260K; --case own-model: the --model file (or split parts) instead.
 // --threads N: the page's CPU threads (default: the browser's core count, at most 8).
+// --case gate-fault (with --backend auto): WebGPU's logits moved one token on: the gate must reject WebGPU
+// (the page says so) and the CPU must give the CLI's text.
 // --case files: the model as 3 split parts (split_gguf.mjs), after three bad inputs (not GGUF, cut in the
 // header, cut in the data) and an incomplete split, each of which must fail naming the file and what is wrong;
 // then a second run whose stop button is pressed after STOP_AFTER tokens.
@@ -141,13 +143,19 @@ async function main() {
   await new Promise((r) => server.listen(0, '127.0.0.1', r));
   const files = args.case === 'files' ? await badFilesCase() : args.case === 'own-model' ? ownModel() : null;
   const q = new URLSearchParams({ autorun: '1', backend: args.backend, prompt: PROMPT, n: String(N), temp: '0', threads: args.threads ?? '0',
-    ...(files ? { model: files.model } : {}), ...(args.case === 'files' ? { stopAfter: String(STOP_AFTER) } : {}) });
+    ...(files ? { model: files.model } : {}), ...(args.case === 'files' ? { stopAfter: String(STOP_AFTER) } : {}),
+    ...(args.case === 'gate-fault' ? { fault: 'webgpu-logits' } : {}) });
   const t0 = Date.now();
   const r = await runPage(chromium, `http://127.0.0.1:${server.address().port}/index.html?${q}`);
   server.close();
   process.stdout.write(`page (${((Date.now() - t0) / 1000).toFixed(1)} s): ${r.status}, backend ${r.backend}: ${r.why}\n`);
   if (r.status === 'SKIP') return process.stdout.write(`skipped: ${r.why}\n`), 77;
   if (r.status !== 'DONE') return 1;
+  if (args.case === 'gate-fault') {
+    if (/no WebGPU/.test(r.why)) return process.stdout.write(`skipped: ${r.why}\n`), 77;
+    if (r.backend !== 'cpu' || !/parity gate FAILED/.test(r.why))
+      return process.stdout.write('FAIL: the parity gate must reject the faulty WebGPU logits and the page must say so\n'), 1;
+  }
   process.stdout.write(`page text (${r.tokens} tokens, ${r.tokensPerSecond?.toFixed(1)} tokens/s): ${JSON.stringify(r.text)}\nCLI text: ${JSON.stringify(want.text)}\n`);
   for (const [i, [set, re]] of (files?.expect ?? []).entries()) {
     const got = r.loads?.[i]?.error ?? null;
