@@ -6,7 +6,8 @@
 #   aarch64  - cross-compiled, every test run under qemu-aarch64 (the NEON backend; TRUENO_VULKAN=OFF:
 #              the static binaries under qemu have no Vulkan loader to open)
 #   wasm     - trueno + its tests for WebAssembly (emscripten), run under node: the scalar and wasm-simd
-#              tiers (docs/BROWSER.md; about 2.5 min cold, 30 s with ccache)
+#              tiers (docs/BROWSER.md; about 2.5 min cold, 30 s with ccache); the page (build/wasm/web)
+#              in headless Chromium (label browser, ~20 s)
 # Installs missing Debian packages first (scripts/setup.sh --deps). Exits non-zero if any test fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."

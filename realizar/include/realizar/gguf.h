@@ -65,6 +65,8 @@ struct TensorInfo {
 class File {
  public:
   // Maps and validates path. Throws FormatError (malformed) or trueno::InvalidArgument (cannot open).
+  // The first part of a split model (NAME-00001-of-0000N.gguf) opens the other parts beside it: Note
+  // [Split GGUF files] (gguf_reader.cpp).
   static File open(const std::string& path);
   // Validates an in-memory image (used by tests and the fuzzer); the bytes must outlive the File.
   static File parse(std::span<const std::byte> bytes, std::string name = "<memory>");
@@ -76,7 +78,8 @@ class File {
   std::uint32_t version() const { return version_; }
   std::uint64_t alignment() const { return alignment_; }
   std::uint64_t data_offset() const { return data_offset_; }
-  std::uint64_t file_size() const { return bytes_.size(); }
+  std::uint64_t file_size() const;  // every part's, for a split model
+  std::size_t split_parts() const { return 1 + parts_.size(); }
   const std::string& path() const { return name_; }
 
   const std::vector<std::pair<std::string, Value>>& metadata() const { return kv_; }
@@ -101,7 +104,10 @@ class File {
   std::map<std::string, std::size_t, std::less<>> kv_index_;
   std::vector<TensorInfo> tensors_;
   std::map<std::string, std::size_t, std::less<>> tensor_index_;
+  std::vector<File> parts_;  // a split model's parts 2..N: their mappings hold their tensors' data
+  static File open_one(const std::string& path);
   void parse_all();
+  void open_split_parts();
 };
 
 // Writes a GGUF v3 file: metadata in order, then tensor infos, then the data, each tensor aligned.

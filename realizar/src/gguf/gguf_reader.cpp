@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -132,6 +133,67 @@ File& File::operator=(File&&) noexcept = default;
 File::~File() = default;
 
 File File::open(const std::string& path) {
+  File f = open_one(path);
+  f.open_split_parts();
+  return f;
+}
+
+std::uint64_t File::file_size() const {
+  std::uint64_t n = bytes_.size();
+  for (const auto& p : parts_) n += p.file_size();
+  return n;
+}
+
+// Note [Split GGUF files]
+// llama.cpp's gguf-split format, which other GGUF tools and the browser page (web/gguf_image.mjs) read
+// too: a model in N files NAME-00001-of-0000N.gguf ... NAME-0000N-of-0000N.gguf, each a GGUF file with
+// split.no (0-based), split.count and split.tensors.count; part 1 holds every metadata key, each part a
+// run of whole tensors in its own data section. Opening part 1 opens the others beside it (same name
+// pattern) and lists every part's tensors, each a view into its own part's mapping; opening another
+// part, a missing part or parts that disagree is an error naming the file to open or the part.
+namespace {
+std::string split_suffix(std::uint64_t no, std::uint64_t count) {
+  char buf[64];  // two 20-digit numbers at most
+  std::snprintf(buf, sizeof buf, "-%05llu-of-%05llu.gguf", static_cast<unsigned long long>(no), static_cast<unsigned long long>(count));
+  return buf;
+}
+}  // namespace
+
+void File::open_split_parts() {
+  if (!find("split.count")) return;
+  const std::uint64_t count = get_uint("split.count"), no = get_uint("split.no", 0);
+  if (count <= 1) return;
+  const std::string first = split_suffix(1, count);
+  if (no != 0)
+    throw FormatError(strcat(name_, ": part ", no + 1, " of a model split in ", count, " files: open its first part (...", first, ")"));
+  if (!name_.ends_with(first))
+    throw FormatError(strcat(name_, ": split.count says ", count, " parts, but the name does not end in ", first,
+                             ", so the other parts cannot be found (llama.cpp gguf-split names)"));
+  const std::string prefix = name_.substr(0, name_.size() - first.size());
+  for (std::uint64_t i = 1; i < count; ++i) {
+    const std::string path = prefix + split_suffix(i + 1, count);
+    File part;
+    try {
+      part = open_one(path);
+    } catch (const trueno::InvalidArgument& e) {
+      throw trueno::InvalidArgument(strcat(name_, ": split part ", i + 1, " of ", count, " is missing or unreadable: ", e.what()));
+    }
+    if (part.get_uint("split.no", 0) != i || part.get_uint("split.count", 1) != count)
+      throw FormatError(strcat(path, ": split.no ", part.get_uint("split.no", 0), " of split.count ", part.get_uint("split.count", 1),
+                               ", want part ", i, " of ", count, " (0-based)"));
+    for (auto& t : part.tensors_) {
+      if (tensor_index_.count(t.name)) throw FormatError(strcat(path, ": tensor '", t.name, "' is also in an earlier part"));
+      tensor_index_.emplace(t.name, tensors_.size());
+      tensors_.push_back(t);  // its data stays a view into part's mapping, which parts_ keeps
+    }
+    parts_.push_back(std::move(part));
+  }
+  if (const Value* total = find("split.tensors.count"); total && total->as_uint("split.tensors.count") != tensors_.size())
+    throw FormatError(strcat(name_, ": split.tensors.count says ", total->as_uint("split.tensors.count"), " tensors, the ", count,
+                             " parts hold ", tensors_.size()));
+}
+
+File File::open_one(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw trueno::InvalidArgument(strcat(path, ": cannot open: ", std::strerror(errno)));
   struct stat st {};

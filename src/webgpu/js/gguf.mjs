@@ -57,8 +57,9 @@ class Cursor {
   }
 }
 
-// { metadata: Map, tensors: Map(name -> {type, dims, offset (absolute), bytes}) } from a reader
-// read(offset, length) -> Promise<Uint8Array>. The head is read in growing pieces until it parses.
+// { metadata: Map, tensors: Map(name -> {type, typeId, dims, rel, offset (absolute), bytes}), kvEnd (where
+// the tensor table starts), dataStart, alignment } from a reader read(offset, length) -> Promise<Uint8Array>.
+// The head is read in growing pieces until it parses.
 export async function readGguf(read, fileSize) {
   for (let headBytes = 1 << 20; ; headBytes *= 4) {
     const bytes = await read(0, Math.min(headBytes, fileSize));
@@ -80,18 +81,19 @@ function parse(c) {
     const key = c.str();
     metadata.set(key, c.value(c.u32()));
   }
+  const kvEnd = c.at;
   const infos = [];
   for (let i = 0; i < nTensors; ++i) {
     const name = c.str(), nd = c.u32(), dims = [];
     for (let d = 0; d < nd; ++d) dims.push(c.u64());
     const typeId = c.u32(), offset = c.u64();
     const type = TYPE_NAMES[typeId];
-    if (!type) throw new Error(`gguf: tensor ${name} has type id ${typeId}, which the WebGPU backend does not read`);
+    if (!type) throw new Error(`gguf: tensor ${name} has type id ${typeId}, which is not read here (${Object.values(TYPE_NAMES).join(', ')})`);
     const [elems, bytes] = BLOCKS[type];
-    infos.push({ name, type, dims, rel: offset, bytes: ((dims.reduce((a, b) => a * b, 1)) / elems) * bytes });
+    infos.push({ name, type, typeId, dims, rel: offset, bytes: ((dims.reduce((a, b) => a * b, 1)) / elems) * bytes });
   }
   const alignment = metadata.get('general.alignment') ?? 32;
   const dataStart = Math.ceil(c.at / alignment) * alignment;
   const tensors = new Map(infos.map((t) => [t.name, { ...t, offset: dataStart + t.rel }]));
-  return { metadata, tensors };
+  return { metadata, tensors, kvEnd, dataStart, alignment };
 }

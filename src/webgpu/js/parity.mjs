@@ -15,16 +15,17 @@ export function gateNumbers(yaml) {
     if (!m) throw new Error(`contracts/gpu-parity.yaml: no gate key '${key}'`);
     return Number(m[1]);
   };
-  return { minCosine: num('min_cosine'), minArgmax: num('min_argmax_agreement') };
+  return { minCosine: num('min_cosine'), minArgmax: num('min_argmax_agreement'), minPositions: num('min_positions') };
 }
 
-function argmax(x) {
+export function argmax(x) {
   let best = 0;
   for (let i = 1; i < x.length; ++i) if (x[i] > x[best]) best = i;
   return best;
 }
 
-function compare(got, want) {
+// One position's logits against the reference's: cosine (0 for an all-zero row), max |d|, finite, same argmax.
+export function compare(got, want) {
   let dot = 0, na = 0, nb = 0, maxAbs = 0, finite = true;
   for (let i = 0; i < want.length; ++i) {
     if (!Number.isFinite(got[i])) finite = false;
