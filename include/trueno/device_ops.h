@@ -54,9 +54,15 @@ void gelu_erf(const DeviceTensor& x, DeviceTensor& out);
 void silu(const DeviceTensor& x, DeviceTensor& out);
 
 // ---- reductions over every element: out is one f32 on the device (download it, or feed it on) ----
+// max/min/mean/argmax/argmin of an empty x: InvalidArgument, as the host ops.
 void sum(const DeviceTensor& x, DeviceTensor& out);
 void max(const DeviceTensor& x, DeviceTensor& out);
+void min(const DeviceTensor& x, DeviceTensor& out);
+void mean(const DeviceTensor& x, DeviceTensor& out);
 void dot(const DeviceTensor& x, const DeviceTensor& y, DeviceTensor& out);
+// out is one i32 (download_ids): the first index of the largest (smallest) value; the first NaN wins.
+void argmax(const DeviceTensor& x, DeviceTensor& out);
+void argmin(const DeviceTensor& x, DeviceTensor& out);
 
 // ---- row-wise over the last dimension (x [rows][n], weight and bias [n]) ----
 void softmax(const DeviceTensor& x, DeviceTensor& out);

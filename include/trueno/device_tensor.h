@@ -52,6 +52,7 @@ class DeviceTensor {
   void download(std::span<float> out) const;  // f32 tensors
   std::vector<float> download() const;
   void download_f16(std::span<std::uint16_t> out) const;  // f16 tensors
+  void download_ids(std::span<std::int32_t> out) const;   // i32 tensors (ops::argmax, argmin)
   // Overwrites the contents from the host (waits for queued work that may still read the old contents).
   void write(std::span<const float> values);
   // An explicit copy on another device (through the host).

@@ -133,8 +133,11 @@ void reduce(DeviceOp op, const DeviceTensor& x, const DeviceTensor* y, DeviceTen
     need_type(op, "y", *y, QuantType::F32);
     need_shape(op, "y", *y, x.size());
   }
-  if (op == DeviceOp::Max && x.size() == 0) throw InvalidArgument("ops::max: undefined for an empty input; pass at least one element");
-  prepare_out(op, d, out, {1}, QuantType::F32);
+  if (op != DeviceOp::Sum && op != DeviceOp::Dot && x.size() == 0)
+    throw InvalidArgument(strcat("ops::", name(op), ": undefined for an empty input; pass at least one element"));
+  const bool index = op == DeviceOp::Argmax || op == DeviceOp::Argmin;
+  if (index && x.size() > 0x7fffffffu) throw ShapeError(strcat("ops::", name(op), ": ", x.size(), " elements; the i32 index needs fewer than 2^31"));
+  prepare_out(op, d, out, {1}, index ? QuantType::I32 : QuantType::F32);
   OpCall call{op, d};
   call.n = x.size();
   if (y) run(call, {&x, y}, out); else run(call, {&x}, out);
@@ -193,7 +196,11 @@ void silu(const DeviceTensor& x, DeviceTensor& out) { unary(DeviceOp::Silu, x, o
 
 void sum(const DeviceTensor& x, DeviceTensor& out) { reduce(DeviceOp::Sum, x, nullptr, out); }
 void max(const DeviceTensor& x, DeviceTensor& out) { reduce(DeviceOp::Max, x, nullptr, out); }
+void min(const DeviceTensor& x, DeviceTensor& out) { reduce(DeviceOp::Min, x, nullptr, out); }
+void mean(const DeviceTensor& x, DeviceTensor& out) { reduce(DeviceOp::Mean, x, nullptr, out); }
 void dot(const DeviceTensor& x, const DeviceTensor& y, DeviceTensor& out) { reduce(DeviceOp::Dot, x, &y, out); }
+void argmax(const DeviceTensor& x, DeviceTensor& out) { reduce(DeviceOp::Argmax, x, nullptr, out); }
+void argmin(const DeviceTensor& x, DeviceTensor& out) { reduce(DeviceOp::Argmin, x, nullptr, out); }
 
 void softmax(const DeviceTensor& x, DeviceTensor& out) { rows(DeviceOp::Softmax, x, nullptr, nullptr, 0.0f, out); }
 void rmsnorm(const DeviceTensor& x, const DeviceTensor& weight, float eps, DeviceTensor& out) {

@@ -138,6 +138,12 @@ void DeviceTensor::download_f16(std::span<std::uint16_t> out) const {
   if (!out.empty()) detail::device_backend(device().kind).read(*storage_, out.data(), out.size_bytes());
 }
 
+void DeviceTensor::download_ids(std::span<std::int32_t> out) const {
+  need_type(*this, QuantType::I32, "download_ids");
+  if (out.size() != size()) throw ShapeError(strcat("DeviceTensor::download_ids: out has ", out.size(), " elements, the tensor ", size()));
+  if (!out.empty()) detail::device_backend(device().kind).read(*storage_, out.data(), out.size_bytes());
+}
+
 void DeviceTensor::write(std::span<const float> values) {
   need_type(*this, QuantType::F32, "write");
   if (values.size() != size()) throw ShapeError(strcat("DeviceTensor::write: ", values.size(), " values for a tensor of ", size()));

@@ -23,7 +23,8 @@ struct DeviceStorage {
 // One op as the core hands it to a backend, checked: every storage is on the backend's device `device`,
 // shapes fit (src/api/device_ops.cpp).
 //   Binary/Unary: in[0] (, in[1]) and out of n f32; alpha for Scale.
-//   Reduce:       in[0] (, in[1] for Dot) of n f32; out one f32.
+//   Reduce:       in[0] (, in[1] for Dot) of n f32 (n >= 1 but for Sum, Dot); out one f32 (Argmax, Argmin:
+//                 one i32, n < 2^31).
 //   Rows:         in[0] rows x n; in[1] the weight, in[2] the bias (n each); eps.
 //   Matmul, MatmulBackward: out[m][n] = op(in[0]) op(in[1]) + beta * out, op(X) = X^T where trans_a /
 //                 trans_b (in[0] then stored k x m, in[1] n x k); Matmul has no transposes and beta 0.

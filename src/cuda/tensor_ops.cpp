@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/device_backend.h"
+#include "core/device_op_codes.h"
 #include "core/strings.h"
 #include "trueno/cuda/context.h"
 #include "trueno/cuda/ops/gemm.h"
@@ -18,7 +19,9 @@ namespace trueno::cuda {
 namespace {
 
 using detail::DeviceStorage;
+using detail::elementwise_code;
 using detail::OpCall;
+using detail::reduce_code;
 
 constexpr unsigned kThreads = 256;  // tensor_ops.cu's block reductions assume it
 
@@ -48,31 +51,6 @@ api::CUdeviceptr ptr(const DeviceStorage* s) { return static_cast<const Storage*
 std::uint32_t u32(std::size_t v, DeviceOp op) {
   if (v > 0xffffffffu) throw ShapeError(strcat("cuda ", name(op), ": ", v, " elements do not fit the kernels' 32-bit indices"));
   return static_cast<std::uint32_t>(v);
-}
-
-// tensor_elementwise's op codes.
-int elementwise_code(DeviceOp op) {
-  switch (op) {
-    case DeviceOp::Add: return 0;
-    case DeviceOp::Sub: return 1;
-    case DeviceOp::Mul: return 2;
-    case DeviceOp::Div: return 3;
-    case DeviceOp::Swiglu: return 4;
-    case DeviceOp::Scale: return 5;
-    case DeviceOp::Abs: return 6;
-    case DeviceOp::Relu: return 7;
-    case DeviceOp::Exp: return 8;
-    case DeviceOp::Sigmoid: return 9;
-    case DeviceOp::Tanh: return 10;
-    case DeviceOp::GeluTanh: return 11;
-    case DeviceOp::GeluErf: return 12;
-    case DeviceOp::Silu: return 13;
-    case DeviceOp::SiluBackward: return 14;
-    case DeviceOp::GeluTanhBackward: return 15;
-    case DeviceOp::TanhBackward: return 16;
-    case DeviceOp::SigmoidBackward: return 17;
-    default: return -1;
-  }
 }
 
 unsigned blocks_for(const Context& c, std::size_t n) {
@@ -192,15 +170,27 @@ void record(DeviceState& st, const OpCall& call) {
     return;
   }
   switch (op) {
-    case DeviceOp::Sum: case DeviceOp::Max: case DeviceOp::Dot: {
-      int code = op == DeviceOp::Sum ? 0 : op == DeviceOp::Max ? 1 : 2;
+    case DeviceOp::Sum: case DeviceOp::Max: case DeviceOp::Dot: case DeviceOp::Min: case DeviceOp::Mean:
+    case DeviceOp::Argmax: case DeviceOp::Argmin: {
+      const bool index = op == DeviceOp::Argmax || op == DeviceOp::Argmin;
       std::uint32_t n = u32(call.n, op);
       std::uint32_t groups = static_cast<std::uint32_t>(std::clamp<std::size_t>((call.n + 4 * kThreads - 1) / (4 * kThreads), 1, 1024));
-      auto partials = std::make_shared<DeviceBuffer>(c, groups * 4);
+      auto partials = std::make_shared<DeviceBuffer>(c, groups * (index ? 8 : 4));  // argmax: values, then indices
       st.keep.push_back(partials);
-      api::CUdeviceptr b = call.in[1] ? ptr(call.in[1]) : a, p = partials->ptr();
-      const api::CUfunction f = c.function("tensor_ops", "tensor_reduce");
+      api::CUdeviceptr p = partials->ptr();
       int stage = 0;
+      if (index) {
+        int is_min = op == DeviceOp::Argmin;
+        const api::CUfunction f = c.function("tensor_ops", "tensor_arg_reduce");
+        void* params[] = {&a, &p, &out, &n, &is_min, &stage, &groups};
+        launch(c, f, groups, 1, kThreads, 1, params);
+        stage = 1;
+        launch(c, f, 1, 1, kThreads, 1, params);
+        return;
+      }
+      int code = reduce_code(op);
+      api::CUdeviceptr b = call.in[1] ? ptr(call.in[1]) : a;
+      const api::CUfunction f = c.function("tensor_ops", "tensor_reduce");
       void* params[] = {&a, &b, &p, &out, &n, &code, &stage, &groups};
       launch(c, f, groups, 1, kThreads, 1, params);
       stage = 1;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/device_backend.h"
+#include "core/device_op_codes.h"
 #include "core/strings.h"
 #include "trueno/vulkan/context.h"
 #include "trueno/vulkan/ops.h"
@@ -16,7 +17,9 @@ namespace trueno::vulkan {
 namespace {
 
 using detail::DeviceStorage;
+using detail::elementwise_code;
 using detail::OpCall;
+using detail::reduce_code;
 
 constexpr std::uint32_t kWg = 256;  // power of two (the shared-memory reductions); matmul.comp needs 256
 
@@ -56,31 +59,6 @@ std::uint32_t u32(std::size_t v, DeviceOp op) {
 
 const Buffer& buf(const DeviceStorage* s) { return static_cast<const Storage*>(s)->buffer; }
 Buffer& buf(DeviceStorage* s) { return static_cast<Storage*>(s)->buffer; }
-
-// elementwise.comp's op codes.
-int elementwise_code(DeviceOp op) {
-  switch (op) {
-    case DeviceOp::Add: return 0;
-    case DeviceOp::Sub: return 1;
-    case DeviceOp::Mul: return 2;
-    case DeviceOp::Div: return 3;
-    case DeviceOp::Swiglu: return 4;
-    case DeviceOp::Scale: return 5;
-    case DeviceOp::Abs: return 6;
-    case DeviceOp::Relu: return 7;
-    case DeviceOp::Exp: return 8;
-    case DeviceOp::Sigmoid: return 9;
-    case DeviceOp::Tanh: return 10;
-    case DeviceOp::GeluTanh: return 11;
-    case DeviceOp::GeluErf: return 12;
-    case DeviceOp::Silu: return 13;
-    case DeviceOp::SiluBackward: return 14;
-    case DeviceOp::GeluTanhBackward: return 15;
-    case DeviceOp::TanhBackward: return 16;
-    case DeviceOp::SigmoidBackward: return 17;
-    default: return -1;
-  }
-}
 
 // The backward ops' shaders (layouts: src/core/device_backend.h).
 void record_grad(DeviceState& st, const OpCall& call) {
@@ -235,15 +213,24 @@ void Backend::record(DeviceState& st, const OpCall& call) {
     return;
   }
   switch (op) {
-    case DeviceOp::Sum: case DeviceOp::Max: case DeviceOp::Dot: {
-      const std::uint32_t code = op == DeviceOp::Sum ? 0 : op == DeviceOp::Max ? 1 : 2;
+    case DeviceOp::Sum: case DeviceOp::Max: case DeviceOp::Dot: case DeviceOp::Min: case DeviceOp::Mean:
+    case DeviceOp::Argmax: case DeviceOp::Argmin: {
+      const bool index = op == DeviceOp::Argmax || op == DeviceOp::Argmin;
       const std::uint32_t groups = static_cast<std::uint32_t>(std::clamp<std::size_t>((call.n + 4 * kWg - 1) / (4 * kWg), 1, 1024));
-      auto partials = std::make_shared<Buffer>(c, groups * 4);
+      auto partials = std::make_shared<Buffer>(c, groups * (index ? 8 : 4));  // argmax: values, then indices
       st.keep.push_back(partials);
-      const Buffer& b = call.in[1] ? buf(call.in[1]) : a;
-      const std::array<std::uint32_t, 2> spec = {kWg, code};
-      const Pipeline& p = c.pipeline("reduce", 4, 12, spec);
       struct { std::uint32_t n, groups, stage; } push{u32(call.n, op), groups, 0};
+      if (index) {
+        const std::array<std::uint32_t, 2> spec = {kWg, op == DeviceOp::Argmin ? 1u : 0u};
+        const Pipeline& p = c.pipeline("arg_reduce", 3, sizeof push, spec);
+        r.dispatch(p, {&a, partials.get(), &out}, push, groups);
+        push.stage = 1;
+        r.dispatch(p, {&a, partials.get(), &out}, push, 1);
+        return;
+      }
+      const Buffer& b = call.in[1] ? buf(call.in[1]) : a;
+      const std::array<std::uint32_t, 2> spec = {kWg, static_cast<std::uint32_t>(reduce_code(op))};
+      const Pipeline& p = c.pipeline("reduce", 4, sizeof push, spec);
       r.dispatch(p, {&a, &b, partials.get(), &out}, push, groups);
       push.stage = 1;
       r.dispatch(p, {&a, &b, partials.get(), &out}, push, 1);

@@ -94,17 +94,60 @@ inline void check_elementwise(const Device& d, const char* backend, std::mt19937
   }
 }
 
+inline float cpu_reduce(DeviceOp op, const std::vector<float>& x, const std::vector<float>& y) {
+  switch (op) {
+    case DeviceOp::Sum: return ops::sum(x);
+    case DeviceOp::Max: return ops::max(x);
+    case DeviceOp::Min: return ops::min(x);
+    case DeviceOp::Mean: return ops::mean(x);
+    default: return ops::dot(x, y);
+  }
+}
+
+inline void device_reduce(DeviceOp op, const DeviceTensor& x, const DeviceTensor& y, DeviceTensor& out) {
+  switch (op) {
+    case DeviceOp::Sum: ops::sum(x, out); break;
+    case DeviceOp::Max: ops::max(x, out); break;
+    case DeviceOp::Min: ops::min(x, out); break;
+    case DeviceOp::Mean: ops::mean(x, out); break;
+    case DeviceOp::Dot: ops::dot(x, y, out); break;
+    case DeviceOp::Argmax: ops::argmax(x, out); break;
+    default: ops::argmin(x, out); break;
+  }
+}
+
+// argmax / argmin: the CPU's index exactly, on random values, on ties (the first index wins: values drawn
+// from a few levels, the extreme repeated in several workgroups) and with a NaN (the first NaN wins).
+inline void check_arg_reduce(DeviceOp op, const Device& d, const char* backend, std::size_t n, std::mt19937_64& rng) {
+  const auto cpu_index = [op](const std::vector<float>& x) { return op == DeviceOp::Argmax ? ops::argmax(x) : ops::argmin(x); };
+  std::vector<float> x = random_normal(n, rng, 1.0f), ties(n);
+  for (std::size_t i = 0; i < n; ++i) ties[i] = std::round(x[i]);  // about 7 levels, each repeated
+  std::vector<float> nan = x;
+  nan[n / 2] = NAN, nan[n - 1] = NAN;
+  for (const auto& [what, v] : {std::pair<const char*, const std::vector<float>*>{"random", &x}, {"ties", &ties}, {"NaN", &nan}}) {
+    DeviceTensor out;
+    device_reduce(op, DeviceTensor::upload(d, *v), DeviceTensor(), out);
+    std::int32_t got = -1;
+    out.download_ids(std::span(&got, 1));
+    expect_gpu_contract(backend, tensor_contract(op), {static_cast<float>(got)}, {static_cast<float>(cpu_index(*v))},
+                        std::string(what) + " n=" + std::to_string(n));
+  }
+}
+
+// Every Reduce op of the list on lengths 1, 5000 and 2^20 (+ 3 for a partial last workgroup).
 inline void check_reductions(const Device& d, const char* backend, std::mt19937_64& rng) {
-  for (DeviceOp op : {DeviceOp::Sum, DeviceOp::Max, DeviceOp::Dot}) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{5000}, std::size_t{1} << 20}) {
+  for (DeviceOp op : kAllDeviceOps) {
+    if (form(op) != DeviceOpForm::Reduce) continue;
+    for (std::size_t n : {std::size_t{1}, std::size_t{5000}, (std::size_t{1} << 20) + 3}) {
+      if (op == DeviceOp::Argmax || op == DeviceOp::Argmin) {
+        check_arg_reduce(op, d, backend, n, rng);
+        continue;
+      }
       const std::vector<float> x = random_normal(n, rng, 1.0f), y = random_normal(n, rng, 1.0f);
-      const float cpu = op == DeviceOp::Sum ? ops::sum(x) : op == DeviceOp::Max ? ops::max(x) : ops::dot(x, y);
       const DeviceTensor dx = DeviceTensor::upload(d, x), dy = DeviceTensor::upload(d, y);
       DeviceTensor out;
-      if (op == DeviceOp::Sum) ops::sum(dx, out);
-      else if (op == DeviceOp::Max) ops::max(dx, out);
-      else ops::dot(dx, dy, out);
-      expect_gpu_contract(backend, tensor_contract(op), out.download(), {cpu}, "n=" + std::to_string(n));
+      device_reduce(op, dx, dy, out);
+      expect_gpu_contract(backend, tensor_contract(op), out.download(), {cpu_reduce(op, x, y)}, "n=" + std::to_string(n));
     }
   }
 }

@@ -86,6 +86,10 @@ TEST(DeviceTensor, ShapesAndTypesAreCheckedOnTheHost) {
   EXPECT_THROW(ops::rmsnorm(stand_in(kCuda, {2, 3}), stand_in(kCuda, {4}), 1e-5f, out), ShapeError);
   EXPECT_THROW(ops::f16_to_f32(stand_in(kCuda, {4}), out), InvalidArgument);  // f32, not f16
   EXPECT_THROW(ops::max(stand_in(kCuda, {0}), out), InvalidArgument);
+  EXPECT_THROW(ops::min(stand_in(kCuda, {0}), out), InvalidArgument);
+  EXPECT_THROW(ops::mean(stand_in(kCuda, {0}), out), InvalidArgument);
+  EXPECT_THROW(ops::argmax(stand_in(kCuda, {0}), out), InvalidArgument);
+  EXPECT_THROW(ops::argmin(stand_in(kCuda, {0}), out), InvalidArgument);
   DeviceTensor c = stand_in(kCuda, {2, 2});
   EXPECT_THROW(ops::matmul(c, stand_in(kCuda, {2, 2}), c), InvalidArgument);  // c is an input
   DeviceTensor wrong = stand_in(kCuda, {3});

@@ -49,15 +49,16 @@ extern "C" __global__ void tensor_elementwise(const float* __restrict__ a, const
   }
 }
 
-// Whole-tensor sum (op 0), max (1) or dot (2) in two launches: stage 0, `groups` blocks each write the
-// reduction of a strided share into partials[block]; stage 1, one block combines the partials into out[0].
+// Whole-tensor sum (op 0), max (1), dot (2), min (3) or mean (4) in two launches: stage 0, `groups` blocks
+// each write the reduction of a strided share into partials[block]; stage 1, one block combines the
+// partials into out[0]. min is -max(-x): negation is exact, so min needs no second block reduction.
 extern "C" __global__ void tensor_reduce(const float* __restrict__ x, const float* __restrict__ y, float* partials, float* out, u32 n,
                                          int op, int stage, u32 groups) {
-  const bool is_max = op == 1;
+  const bool is_max = op == 1 || op == 3;
   float acc = is_max ? __int_as_float(0xff800000) : 0.0f;
   if (stage == 0) {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += groups * blockDim.x) {
-      const float v = op == 2 ? x[i] * y[i] : x[i];
+      const float v = op == 2 ? x[i] * y[i] : op == 3 ? -x[i] : x[i];
       acc = is_max ? fmaxf(acc, v) : acc + v;
     }
   } else {
@@ -65,7 +66,47 @@ extern "C" __global__ void tensor_reduce(const float* __restrict__ x, const floa
   }
   const float r = block_reduce(acc, is_max);
   if (threadIdx.x != 0) return;
-  if (stage == 0) partials[blockIdx.x] = r; else out[0] = r;
+  if (stage == 0) partials[blockIdx.x] = r;
+  else out[0] = op == 3 ? -r : op == 4 ? r / static_cast<float>(n) : r;
+}
+
+// Whether (v, i) beats the best so far (bv, bi) for argmax, with the CPU's rules: a NaN beats any number,
+// then the larger value, and among equals (or NaNs) the first index.
+__device__ __forceinline__ bool arg_beats(float v, u32 i, float bv, u32 bi) {
+  const bool vn = isnan(v), bn = isnan(bv);
+  if (vn != bn) return vn;
+  return vn || v == bv ? i < bi : v > bv;
+}
+
+// Whole-tensor argmax (or argmin: argmax of -x, negation keeps NaN) in two launches as tensor_reduce;
+// partials holds `groups` values, then their `groups` indices. The comparisons are a total order, so the
+// result does not depend on the order of combination: deterministic.
+extern "C" __global__ void tensor_arg_reduce(const float* __restrict__ x, float* partials, int* out, u32 n, int is_min, int stage,
+                                             u32 groups) {
+  __shared__ float best_v[256];
+  __shared__ u32 best_i[256];
+  u32* partial_i = reinterpret_cast<u32*>(partials + groups);
+  float bv = __int_as_float(0xff800000);
+  u32 bi = 0xffffffffu;
+  if (stage == 0) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += groups * blockDim.x) {
+      const float v = is_min ? -x[i] : x[i];
+      if (arg_beats(v, i, bv, bi)) bv = v, bi = i;
+    }
+  } else {
+    for (u32 i = threadIdx.x; i < groups; i += blockDim.x)
+      if (arg_beats(partials[i], partial_i[i], bv, bi)) bv = partials[i], bi = partial_i[i];
+  }
+  best_v[threadIdx.x] = bv, best_i[threadIdx.x] = bi;
+  __syncthreads();
+  for (u32 s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s && arg_beats(best_v[threadIdx.x + s], best_i[threadIdx.x + s], best_v[threadIdx.x], best_i[threadIdx.x]))
+      best_v[threadIdx.x] = best_v[threadIdx.x + s], best_i[threadIdx.x] = best_i[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x != 0) return;
+  if (stage == 0) partials[blockIdx.x] = best_v[0], partial_i[blockIdx.x] = best_i[0];
+  else out[0] = static_cast<int>(best_i[0]);
 }
 
 // One block per row of n: softmax (exp(x - max) / sum).
