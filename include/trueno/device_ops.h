@@ -31,6 +31,9 @@ enum class DeviceOpForm { Binary, Unary, Reduce, Rows, Matmul, Matvec, Convert, 
 
 std::string_view name(DeviceOp op);
 DeviceOpForm form(DeviceOp op);
+// The type of op's first input that its kernels take (f16 for f16_to_f32, bf16 for bf16_to_f32, else f32;
+// matvec: f32 here, its weights may be any type has_kernel accepts).
+QuantType kernel_input(DeviceOp op);
 // Whether d's backend has a kernel for op with its first input of `input` type (matvec: the weights').
 // False for a device kind this build lacks. Says nothing of whether d is available (is_available).
 bool has_kernel(const Device& d, DeviceOp op, QuantType input = QuantType::F32);
@@ -78,6 +81,8 @@ void matvec(const DeviceTensor& w, const DeviceTensor& x, DeviceTensor& y);
 // ---- conversions (round to nearest even) ----
 void f32_to_f16(const DeviceTensor& x, DeviceTensor& out);
 void f16_to_f32(const DeviceTensor& x, DeviceTensor& out);
+void f32_to_bf16(const DeviceTensor& x, DeviceTensor& out);  // NaN stays NaN (quiet), as the CPU's
+void bf16_to_f32(const DeviceTensor& x, DeviceTensor& out);
 
 }  // namespace ops
 }  // namespace trueno

@@ -42,6 +42,8 @@ class DeviceTensor {
   static DeviceTensor upload(const Device& d, const Vector& v);
   // f16 bits.
   static DeviceTensor upload_f16(const Device& d, std::span<const std::uint16_t> bits, Shape shape = {});
+  // bf16 bits (the top half of an f32).
+  static DeviceTensor upload_bf16(const Device& d, std::span<const std::uint16_t> bits, Shape shape = {});
   // i32 values: token ids (grad::embedding) and class targets (grad::cross_entropy).
   static DeviceTensor upload_ids(const Device& d, std::span<const std::int32_t> ids, Shape shape = {});
   // rows x cols weights of `type` in the GGUF layout (quant_row_bytes(type, cols) bytes per row).
@@ -52,6 +54,7 @@ class DeviceTensor {
   void download(std::span<float> out) const;  // f32 tensors
   std::vector<float> download() const;
   void download_f16(std::span<std::uint16_t> out) const;  // f16 tensors
+  void download_bf16(std::span<std::uint16_t> out) const;  // bf16 tensors
   void download_ids(std::span<std::int32_t> out) const;   // i32 tensors (ops::argmax, argmin)
   // Overwrites the contents from the host (waits for queued work that may still read the old contents).
   void write(std::span<const float> values);

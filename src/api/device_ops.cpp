@@ -170,6 +170,9 @@ void convert(DeviceOp op, const DeviceTensor& x, QuantType from, QuantType to, D
 }  // namespace
 
 std::string_view name(DeviceOp op) { return kNames[static_cast<int>(op)]; }
+QuantType kernel_input(DeviceOp op) {
+  return op == DeviceOp::F16ToF32 ? QuantType::F16 : op == DeviceOp::Bf16ToF32 ? QuantType::BF16 : QuantType::F32;
+}
 DeviceOpForm form(DeviceOp op) { return kForms[static_cast<int>(op)]; }
 
 bool has_kernel(const Device& d, DeviceOp op, QuantType input) {
@@ -241,6 +244,8 @@ void matvec(const DeviceTensor& w, const DeviceTensor& x, DeviceTensor& y) {
 
 void f32_to_f16(const DeviceTensor& x, DeviceTensor& out) { convert(DeviceOp::F32ToF16, x, QuantType::F32, QuantType::F16, out); }
 void f16_to_f32(const DeviceTensor& x, DeviceTensor& out) { convert(DeviceOp::F16ToF32, x, QuantType::F16, QuantType::F32, out); }
+void f32_to_bf16(const DeviceTensor& x, DeviceTensor& out) { convert(DeviceOp::F32ToBf16, x, QuantType::F32, QuantType::BF16, out); }
+void bf16_to_f32(const DeviceTensor& x, DeviceTensor& out) { convert(DeviceOp::Bf16ToF32, x, QuantType::BF16, QuantType::F32, out); }
 
 }  // namespace ops
 

@@ -95,6 +95,12 @@ DeviceTensor DeviceTensor::upload_f16(const Device& d, std::span<const std::uint
   return t;
 }
 
+DeviceTensor DeviceTensor::upload_bf16(const Device& d, std::span<const std::uint16_t> bits, Shape shape) {
+  DeviceTensor t = make(d, shape_or(std::move(shape), bits.size(), "upload_bf16"), QuantType::BF16);
+  if (!bits.empty()) detail::device_backend(d.kind).write(*t.storage_, bits.data(), bits.size_bytes());
+  return t;
+}
+
 DeviceTensor DeviceTensor::upload_ids(const Device& d, std::span<const std::int32_t> ids, Shape shape) {
   DeviceTensor t = make(d, shape_or(std::move(shape), ids.size(), "upload_ids"), QuantType::I32);
   if (!ids.empty()) detail::device_backend(d.kind).write(*t.storage_, ids.data(), ids.size_bytes());
@@ -135,6 +141,12 @@ std::vector<float> DeviceTensor::download() const {
 void DeviceTensor::download_f16(std::span<std::uint16_t> out) const {
   need_type(*this, QuantType::F16, "download_f16");
   if (out.size() != size()) throw ShapeError(strcat("DeviceTensor::download_f16: out has ", out.size(), " elements, the tensor ", size()));
+  if (!out.empty()) detail::device_backend(device().kind).read(*storage_, out.data(), out.size_bytes());
+}
+
+void DeviceTensor::download_bf16(std::span<std::uint16_t> out) const {
+  need_type(*this, QuantType::BF16, "download_bf16");
+  if (out.size() != size()) throw ShapeError(strcat("DeviceTensor::download_bf16: out has ", out.size(), " elements, the tensor ", size()));
   if (!out.empty()) detail::device_backend(device().kind).read(*storage_, out.data(), out.size_bytes());
 }
 

@@ -258,12 +258,15 @@ void record(DeviceState& st, const OpCall& call) {
       gemv(c, call.type, a, call.m, call.k, ptr(call.in[1]), xq.get(), out);
       return;
     }
-    case DeviceOp::F32ToF16: case DeviceOp::F16ToF32: {
+    case DeviceOp::F32ToF16: case DeviceOp::F16ToF32: case DeviceOp::F32ToBf16: case DeviceOp::Bf16ToF32: {
       if (call.n == 0) return;
       std::uint32_t n = u32(call.n, op);
       void* params[] = {&a, &out, &n};
-      launch(c, c.function("tensor_ops", op == DeviceOp::F32ToF16 ? "tensor_f32_to_f16" : "tensor_f16_to_f32"), blocks_for(c, call.n), 1,
-             kThreads, 1, params);
+      const char* kernel = op == DeviceOp::F32ToF16   ? "tensor_f32_to_f16"  // literals: Context::function keys on the pointer
+                           : op == DeviceOp::F16ToF32 ? "tensor_f16_to_f32"
+                           : op == DeviceOp::F32ToBf16 ? "tensor_f32_to_bf16"
+                                                       : "tensor_bf16_to_f32";
+      launch(c, c.function("tensor_ops", kernel), blocks_for(c, call.n), 1, kThreads, 1, params);
       return;
     }
     default:
@@ -276,8 +279,7 @@ class Backend final : public detail::DeviceBackend {
   std::string missing(DeviceOp op, QuantType type) const override {
     if (op == DeviceOp::Matvec)
       return gemv_supports(type) ? "" : strcat(quant_info(type).name, " weights (the GEMV takes f32, f16, bf16, q4_0, q8_0, q4_k, q5_k, q6_k)");
-    if (op == DeviceOp::F16ToF32) return type == QuantType::F16 ? "" : "not f16";
-    return type == QuantType::F32 ? "" : "not f32";
+    return type == kernel_input(op) ? "" : strcat("not ", quant_info(kernel_input(op)).name);
   }
 
   std::shared_ptr<DeviceStorage> allocate(const Device& d, std::size_t bytes) override {

@@ -141,8 +141,7 @@ class Backend final : public detail::DeviceBackend {
   std::string missing(DeviceOp op, QuantType type) const override {
     if (op == DeviceOp::Matvec)
       return gemv_supports(type) ? "" : strcat(quant_info(type).name, " weights (gemv takes f32, f16, bf16, q4_0, q8_0, q4_k, q5_k, q6_k)");
-    if (op == DeviceOp::F16ToF32) return type == QuantType::F16 ? "" : "not f16";
-    return type == QuantType::F32 ? "" : "not f32";
+    return type == kernel_input(op) ? "" : strcat("not ", quant_info(kernel_input(op)).name);
   }
 
   std::shared_ptr<DeviceStorage> allocate(const Device& d, std::size_t bytes) override {
@@ -283,10 +282,11 @@ void Backend::record(DeviceState& st, const OpCall& call) {
       }
       gemv(r, call.type, a, call.m, call.k, buf(call.in[1]), 1, out);  // the decode shaders (ops.h)
       return;
-    case DeviceOp::F32ToF16: case DeviceOp::F16ToF32: {
+    case DeviceOp::F32ToF16: case DeviceOp::F16ToF32: case DeviceOp::F32ToBf16: case DeviceOp::Bf16ToF32: {
       if (call.n == 0) return;
-      const bool to_f32 = op == DeviceOp::F16ToF32;
-      const std::array<std::uint32_t, 2> spec = {kWg, to_f32 ? 1u : 0u};
+      const bool to_f32 = op == DeviceOp::F16ToF32 || op == DeviceOp::Bf16ToF32;
+      const bool bf16 = op == DeviceOp::F32ToBf16 || op == DeviceOp::Bf16ToF32;
+      const std::array<std::uint32_t, 2> spec = {kWg, (bf16 ? 2u : 0u) + (to_f32 ? 1u : 0u)};  // convert.comp's MODE
       struct { std::uint32_t n; } push{u32(call.n, op)};
       const std::size_t threads = to_f32 ? call.n : (call.n + 1) / 2;
       const auto [gx, gy] = grid((threads + kWg - 1) / kWg);

@@ -287,6 +287,27 @@ inline void check_matvec(const Device& d, const char* backend, std::mt19937_64& 
   }
 }
 
+// bf16 both ways, bit-exact with the CPU's, on x with the cases of bf16 rounding put in: ties to even
+// either way, a carry into the exponent, overflow to infinity, subnormals, signed zero and NaNs (quiet and
+// signalling, whose payload the narrowing keeps with the quiet bit set).
+inline void check_bf16_conversions(const Device& d, const char* backend, std::vector<float> x) {
+  const std::uint32_t specials[] = {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x7f7fffffu, 0xff7fffffu, 0x00000001u,
+                                    0x80400000u, 0x80000000u, 0x7fc00000u, 0x7f800001u, 0xffa00000u, 0x7f800000u};
+  const std::size_t n = x.size();
+  for (std::size_t i = 0; i < n && i < std::size(specials); ++i) std::memcpy(&x[(i * 11 + 3) % n], &specials[i], 4);
+  std::vector<std::uint16_t> cpu(n), got(n);
+  ops::f32_to_bf16(x, cpu);
+  DeviceTensor h;
+  ops::f32_to_bf16(DeviceTensor::upload(d, x), h);
+  h.download_bf16(got);
+  expect_gpu_contract(backend, "tensor_f32_to_bf16", as_floats(got), as_floats(cpu), "n=" + std::to_string(n));
+  std::vector<float> back(n);
+  ops::bf16_to_f32(cpu, back);
+  DeviceTensor f;
+  ops::bf16_to_f32(DeviceTensor::upload_bf16(d, cpu), f);
+  expect_gpu_contract(backend, "tensor_bf16_to_f32", f.download(), back, "n=" + std::to_string(n));
+}
+
 // Conversions: bit-exact with the CPU's (finite values, infinities, f16 subnormals and overflow).
 inline void check_conversions(const Device& d, const char* backend, std::mt19937_64& rng) {
   for (std::size_t n : {std::size_t{1}, std::size_t{1001}, std::size_t{70000}}) {
@@ -305,6 +326,7 @@ inline void check_conversions(const Device& d, const char* backend, std::mt19937
     DeviceTensor f;
     ops::f16_to_f32(DeviceTensor::upload_f16(d, cpu), f);
     expect_gpu_contract(backend, "tensor_f16_to_f32", f.download(), back, "n=" + std::to_string(n));
+    check_bf16_conversions(d, backend, x);
   }
 }
 

@@ -139,7 +139,7 @@ TEST(DeviceTensor, EveryOpHasAKernelAndAContractOnEveryBuiltBackend) {
     if (!built(k)) continue;
     const YAML::Node ops = YAML::LoadFile(test::contracts_dir() + "/gpu/" + std::string(name(k)) + ".yaml")["ops"];
     for (DeviceOp op : kAllDeviceOps) {
-      const QuantType in = op == DeviceOp::F16ToF32 ? QuantType::F16 : QuantType::F32;
+      const QuantType in = kernel_input(op);
       EXPECT_TRUE(has_kernel(Device{k, 0}, op, in)) << name(op) << " on " << name(k);
       if (op == DeviceOp::Matvec) {
         for (const char* t : {"f32", "f16", "q4_0", "q8_0", "q4_k", "q5_k", "q6_k"})

@@ -1,5 +1,5 @@
 // The public device ops on CUDA (trueno::ops on DeviceTensor; launchers in src/cuda/tensor_ops.cpp):
-// element-wise, whole-tensor reductions, row-wise softmax / rmsnorm / layernorm, f32 <-> f16. Matmul and
+// element-wise, whole-tensor reductions, row-wise softmax / rmsnorm / layernorm, f32 <-> f16 and bf16. Matmul and
 // f32 matvec go to cuBLAS, quantized matvec to the decode GEMV kernels. Every kernel here is launched with
 // 256 threads per block (the block reductions assume it). The formulas are the CPU reference's
 // (src/cpu/kernels/*/_ref.cpp), with the accurate libdevice functions (expf, tanhf, erfcf; no fast math).
@@ -176,4 +176,17 @@ extern "C" __global__ void tensor_f32_to_f16(const float* __restrict__ x, u16* _
 
 extern "C" __global__ void tensor_f16_to_f32(const u16* __restrict__ x, float* __restrict__ out, u32 n) {
   for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = f16_to_f32(x[i]);
+}
+
+// f32 -> bf16 bits, round to nearest even in integer arithmetic, bit for bit the CPU's f32_to_bf16_bits
+// (src/core/half.h): a NaN keeps its top half with the quiet bit set (adding could round it to infinity).
+extern "C" __global__ void tensor_f32_to_bf16(const float* __restrict__ x, u16* __restrict__ out, u32 n) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    const u32 b = __float_as_uint(x[i]);
+    out[i] = (b & 0x7fffffffu) > 0x7f800000u ? static_cast<u16>((b >> 16) | 0x40u) : static_cast<u16>((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+  }
+}
+
+extern "C" __global__ void tensor_bf16_to_f32(const u16* __restrict__ x, float* __restrict__ out, u32 n) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) out[i] = __uint_as_float(static_cast<u32>(x[i]) << 16);
 }
