@@ -71,6 +71,8 @@ void argmin(const DeviceTensor& x, DeviceTensor& out);
 void softmax(const DeviceTensor& x, DeviceTensor& out);
 void rmsnorm(const DeviceTensor& x, const DeviceTensor& weight, float eps, DeviceTensor& out);
 void layernorm(const DeviceTensor& x, const DeviceTensor& weight, const DeviceTensor& bias, float eps, DeviceTensor& out);
+// out[r][c] = x[r][c] + bias[c] (a broadcast add; in place when out is x). Gradient: grad::bias.
+void add_bias(const DeviceTensor& x, const DeviceTensor& bias, DeviceTensor& out);
 
 // ---- matrices ----
 // C[m][n] = A[m][k] B[k][n] (f32, row-major).

@@ -52,6 +52,9 @@ void rope(const DeviceTensor& dy, std::size_t heads, std::size_t rope_dim, std::
 // ids i32 [tokens], dy [tokens][dim] -> dtable [rows][dim] (an empty dtable needs `rows`); an id outside
 // the table is skipped (the device cannot throw).
 void embedding(const DeviceTensor& ids, const DeviceTensor& dy, DeviceTensor& dtable, std::size_t rows = 0);
+// dy [rows][n] -> db [n], the column sums of dy: the gradient of ops::add_bias's bias (one thread per
+// column adding the rows in order: the host's bits for the same order).
+void bias(const DeviceTensor& dy, DeviceTensor& db);
 // q, k, v, dout [T][d] -> dq, dk, dv (may be empty): the host form's steps as device GEMMs and row kernels.
 void attention(const DeviceTensor& q, const DeviceTensor& k, const DeviceTensor& v, const DeviceTensor& dout, DeviceTensor& dq,
                DeviceTensor& dk, DeviceTensor& dv);

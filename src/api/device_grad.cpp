@@ -122,6 +122,17 @@ void embedding(const DeviceTensor& ids, const DeviceTensor& dy, DeviceTensor& dt
   run(call, {&ids, &dy}, dtable);
 }
 
+void bias(const DeviceTensor& dy, DeviceTensor& db) {
+  constexpr DeviceOp op = DeviceOp::BiasBackward;
+  const Device d = common_device(op, {{"dy", &dy}});
+  need_type(op, "dy", dy, QuantType::F32);
+  need_distinct(op, {&db}, {&dy});
+  OpCall call{op, d};
+  call.beta = prepare_param_grad(op, d, db, {dy.cols()});
+  call.m = dy.rows(), call.n = dy.cols();
+  run(call, {&dy}, db);
+}
+
 // The host form's steps (src/grad/grad.cpp) as device calls: S = Q K^T, P = causal softmax(S / sqrt(d)),
 // dV = P^T dO, dP = dO V^T, dS = softmax'(P, dP) / sqrt(d), dQ = dS K, dK = dS^T Q.
 void attention(const DeviceTensor& q, const DeviceTensor& k, const DeviceTensor& v, const DeviceTensor& dout, DeviceTensor& dq,

@@ -213,6 +213,17 @@ void layernorm(const DeviceTensor& x, const DeviceTensor& weight, const DeviceTe
   rows(DeviceOp::Layernorm, x, &weight, &bias, eps, out);
 }
 
+void add_bias(const DeviceTensor& x, const DeviceTensor& bias, DeviceTensor& out) {
+  constexpr DeviceOp op = DeviceOp::AddBias;
+  const Device d = common_device(op, {{"x", &x}, {"bias", &bias}});
+  need_type(op, "x", x, QuantType::F32), need_type(op, "bias", bias, QuantType::F32);
+  need_shape(op, "bias", bias, x.cols());
+  prepare_out(op, d, out, x.shape(), QuantType::F32);
+  OpCall call{op, d};
+  call.m = x.rows(), call.n = x.cols();
+  run(call, {&x, &bias}, out);
+}
+
 void matmul(const DeviceTensor& a, const DeviceTensor& b, DeviceTensor& c) {
   constexpr DeviceOp op = DeviceOp::Matmul;
   const Device d = common_device(op, {{"a", &a}, {"b", &b}});

@@ -25,7 +25,7 @@ struct DeviceStorage {
 //   Binary/Unary: in[0] (, in[1]) and out of n f32; alpha for Scale.
 //   Reduce:       in[0] (, in[1] for Dot) of n f32 (n >= 1 but for Sum, Dot); out one f32 (Argmax, Argmin:
 //                 one i32, n < 2^31).
-//   Rows:         in[0] rows x n; in[1] the weight, in[2] the bias (n each); eps.
+//   Rows:         in[0] rows x n; in[1] the weight, in[2] the bias (n each); eps. AddBias: in[1] the bias.
 //   Matmul, MatmulBackward: out[m][n] = op(in[0]) op(in[1]) + beta * out, op(X) = X^T where trans_a /
 //                 trans_b (in[0] then stored k x m, in[1] n x k); Matmul has no transposes and beta 0.
 //   Matvec:       in[0] m x k of type `type`, in[1] k f32, out m f32.
@@ -36,6 +36,7 @@ struct DeviceStorage {
 //                 out2 the loss of each row [m].
 //   RopeBackward: in[0] dy [m][n heads of k values], row r at position pos + r; out dx; rope_dim, base, neox.
 //   EmbeddingBackward: in[0] ids (i32) [m], in[1] dy [m][n]; out the table gradient [k][n], beta as above.
+//   BiasBackward: in[0] dy [m][n]; out db [n], the column sums, beta as above.
 //   AttentionBackward: the one kernel of its own, the causal softmax: in[0] S [m][m]; out P, row t =
 //                 softmax(alpha * S[t][0..t]), zeros after (the rest are other ops' calls, device_grad.cpp).
 //   AdamwStep:    in[0] g [n]; out w, out2 m, out3 v updated in place; adamw, bias1 = 1 - beta1^t, bias2.

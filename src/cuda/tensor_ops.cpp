@@ -134,6 +134,13 @@ void record_grad(DeviceState& st, const OpCall& call) {
       launch(c, f("grad_embedding_cols"), (n + kThreads - 1) / kThreads, 1, kThreads, 1, params);
       return;
     }
+    case DeviceOp::BiasBackward: {
+      if (n == 0) return;
+      int accumulate = call.beta != 0.0f;
+      void* params[] = {&a, &out, &n, &m, &accumulate};
+      launch(c, f("grad_bias_cols"), (n + kThreads - 1) / kThreads, 1, kThreads, 1, params);
+      return;
+    }
     case DeviceOp::AttentionBackward: {  // its causal softmax; the rest are other ops' calls
       if (m == 0) return;
       float scale = call.alpha;
@@ -195,6 +202,14 @@ void record(DeviceState& st, const OpCall& call) {
       launch(c, f, groups, 1, kThreads, 1, params);
       stage = 1;
       launch(c, f, 1, 1, kThreads, 1, params);
+      return;
+    }
+    case DeviceOp::AddBias: {
+      if (call.m * call.n == 0) return;
+      std::uint32_t n = u32(call.n, op), total = u32(call.m * call.n, op);
+      api::CUdeviceptr b = ptr(call.in[1]);
+      void* params[] = {&a, &b, &out, &n, &total};
+      launch(c, c.function("tensor_ops", "tensor_add_bias_rows"), blocks_for(c, call.m * call.n), 1, kThreads, 1, params);
       return;
     }
     case DeviceOp::Softmax: {

@@ -114,6 +114,14 @@ void record_grad(DeviceState& st, const OpCall& call) {
       r.dispatch(c.pipeline("embedding_backward", 3, sizeof push, spec), {&a, &buf(call.in[1]), &out}, push, gx, gy);
       return;
     }
+    case DeviceOp::BiasBackward: {
+      if (n == 0) return;
+      struct { std::uint32_t n, rows, accumulate; } push{n, m, call.beta != 0.0f};
+      const std::array<std::uint32_t, 2> spec = {kWg, 1u};
+      const auto [gx, gy] = grid((call.n + kWg - 1) / kWg);
+      r.dispatch(c.pipeline("bias", 3, sizeof push, spec), {&a, &a, &out}, push, gx, gy);
+      return;
+    }
     case DeviceOp::AttentionBackward: {  // its causal softmax; the rest are other ops' calls
       struct { std::uint32_t n, rows; float scale; } push{n, m, call.alpha};
       const std::array<std::uint32_t, 1> spec = {kWg};
@@ -233,6 +241,15 @@ void Backend::record(DeviceState& st, const OpCall& call) {
       r.dispatch(p, {&a, &b, partials.get(), &out}, push, groups);
       push.stage = 1;
       r.dispatch(p, {&a, &b, partials.get(), &out}, push, 1);
+      return;
+    }
+    case DeviceOp::AddBias: {
+      if (call.m * call.n == 0) return;
+      struct { std::uint32_t n, rows, accumulate; } push{u32(call.n, op), u32(call.m, op), 0};
+      u32(call.m * call.n, op);  // the shader's flat index
+      const std::array<std::uint32_t, 2> spec = {kWg, 0u};
+      const auto [gx, gy] = grid((call.m * call.n + kWg - 1) / kWg);
+      r.dispatch(c.pipeline("bias", 3, sizeof push, spec), {&a, &buf(call.in[1]), &out}, push, gx, gy);
       return;
     }
     case DeviceOp::Softmax: {

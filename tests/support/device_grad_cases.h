@@ -153,11 +153,30 @@ inline void check_adamw(const Device& d, const char* backend, std::mt19937_64& r
   }
 }
 
+// grad::bias: the column sums of dy, rows added in order from 0 or from the given db (accumulating), so
+// the host loop below gives the same bits. Few columns of many rows, and many columns (several workgroups).
+inline void check_bias_backward(const Device& d, const char* backend, std::mt19937_64& rng) {
+  for (const auto& [rows, n] : {std::pair<std::size_t, std::size_t>{1, 1}, {1000, 3}, {7, 300}, {5, 70000}}) {
+    const std::vector<float> dy = random_normal(rows * n, rng), start = random_normal(n, rng);
+    const DeviceTensor ddy = DeviceTensor::upload(d, dy, {rows, n});
+    for (bool accumulate : {false, true}) {
+      std::vector<float> cpu = accumulate ? start : std::vector<float>(n, 0.0f);
+      for (std::size_t r = 0; r < rows; ++r)
+        for (std::size_t j = 0; j < n; ++j) cpu[j] += dy[r * n + j];
+      DeviceTensor db = accumulate ? DeviceTensor::upload(d, start) : DeviceTensor();
+      grad::bias(ddy, db);
+      expect_gpu_contract(backend, "tensor_bias_backward", db.download(), cpu,
+                          std::to_string(rows) + " rows of " + std::to_string(n) + (accumulate ? " accumulating" : ""));
+    }
+  }
+}
+
 inline void check_training_backward(const Device& d, const char* backend, std::mt19937_64& rng) {
   check_norm_backward(d, backend, rng);
   check_cross_entropy(d, backend, rng);
   check_rope_backward(d, backend, rng);
   check_embedding_backward(d, backend, rng);
+  check_bias_backward(d, backend, rng);
   check_attention_backward(d, backend, rng);
   check_adamw(d, backend, rng);
 }

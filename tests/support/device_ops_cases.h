@@ -161,21 +161,28 @@ inline void check_rows(const Device& d, const char* backend, std::mt19937_64& rn
     const float eps = 1e-5f;
     const DeviceTensor dx = DeviceTensor::upload(d, x, {c.rows, c.n}), dw = DeviceTensor::upload(d, w), db = DeviceTensor::upload(d, b);
     const std::string what = std::to_string(c.rows) + " rows of " + std::to_string(c.n);
-    for (DeviceOp op : {DeviceOp::Softmax, DeviceOp::Rmsnorm, DeviceOp::Layernorm}) {
+    for (DeviceOp op : {DeviceOp::Softmax, DeviceOp::Rmsnorm, DeviceOp::Layernorm, DeviceOp::AddBias}) {
       std::vector<float> cpu(x.size());
       for (std::size_t r = 0; r < c.rows; ++r) {
         const std::span<const float> xr(x.data() + r * c.n, c.n);
         const std::span<float> o(cpu.data() + r * c.n, c.n);
         if (op == DeviceOp::Softmax) ops::softmax(xr, o);
         else if (op == DeviceOp::Rmsnorm) ops::rmsnorm(xr, w, eps, o);
+        else if (op == DeviceOp::AddBias) ops::add(xr, b, o);
         else ops::layernorm(xr, w, b, eps, o);
       }
       DeviceTensor out;
       if (op == DeviceOp::Softmax) ops::softmax(dx, out);
       else if (op == DeviceOp::Rmsnorm) ops::rmsnorm(dx, dw, eps, out);
+      else if (op == DeviceOp::AddBias) ops::add_bias(dx, db, out);
       else ops::layernorm(dx, dw, db, eps, out);
       expect_gpu_contract(backend, tensor_contract(op), out.download(), cpu, what);
     }
+    DeviceTensor inplace = DeviceTensor::upload(d, x, {c.rows, c.n});  // add_bias in place
+    ops::add_bias(inplace, db, inplace);
+    std::vector<float> cpu(x.size());
+    for (std::size_t r = 0; r < c.rows; ++r) ops::add(std::span(x).subspan(r * c.n, c.n), b, std::span(cpu).subspan(r * c.n, c.n));
+    expect_gpu_contract(backend, "tensor_add_bias", inplace.download(), cpu, what + " in place");
   }
 }
 

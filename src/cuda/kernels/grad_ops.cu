@@ -124,6 +124,16 @@ extern "C" __global__ void grad_embedding_cols(const i32* __restrict__ ids, cons
   }
 }
 
+// db[j] (+)= sum over the rows of dy[r][j], one thread per column adding the rows in order (Note
+// [Deterministic parameter gradients], src/api/device_grad.cpp).
+extern "C" __global__ void grad_bias_cols(const float* __restrict__ dy, float* __restrict__ db, u32 n, u32 rows, int accumulate) {
+  const u32 j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= n) return;
+  float s = accumulate ? db[j] : 0.0f;
+  for (u32 r = 0; r < rows; ++r) s = __fadd_rn(s, dy[static_cast<u64>(r) * n + j]);
+  db[j] = s;
+}
+
 // Attention's probabilities, one block per row t of n: softmax of scale * s[t][0..t], zeros after.
 extern "C" __global__ void grad_causal_softmax_rows(const float* __restrict__ s, float* __restrict__ p, u32 n, u32 rows, float scale) {
   const u32 row = blockIdx.x + blockIdx.y * gridDim.x;

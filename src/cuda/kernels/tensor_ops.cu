@@ -109,6 +109,11 @@ extern "C" __global__ void tensor_arg_reduce(const float* __restrict__ x, float*
   else out[0] = static_cast<int>(best_i[0]);
 }
 
+// out[i] = x[i] + b[i % n] over total = rows * n elements (ops::add_bias).
+extern "C" __global__ void tensor_add_bias_rows(const float* __restrict__ x, const float* __restrict__ b, float* out, u32 n, u32 total) {
+  for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) out[i] = __fadd_rn(x[i], b[i % n]);
+}
+
 // One block per row of n: softmax (exp(x - max) / sum).
 extern "C" __global__ void tensor_softmax_rows(const float* __restrict__ x, float* __restrict__ out, u32 n, u32 rows) {
   const u32 row = blockIdx.x + blockIdx.y * gridDim.x;
