@@ -53,8 +53,9 @@ void rope(const DeviceTensor& dy, std::size_t heads, std::size_t rope_dim, std::
 // the table is skipped (the device cannot throw).
 void embedding(const DeviceTensor& ids, const DeviceTensor& dy, DeviceTensor& dtable, std::size_t rows = 0);
 // dy [rows][n] -> db [n], the column sums of dy: the gradient of ops::add_bias's bias (one thread per
-// column adding the rows in order: the host's bits for the same order).
-void bias(const DeviceTensor& dy, DeviceTensor& db);
+// column adding the rows in order: the host's bits for the same order). Like grad::matmul, whose
+// product-with-ones it replaces, a given db is overwritten unless `accumulate` (which needs a given db).
+void bias(const DeviceTensor& dy, DeviceTensor& db, bool accumulate = false);
 // q, k, v, dout [T][d] -> dq, dk, dv (may be empty): the host form's steps as device GEMMs and row kernels.
 void attention(const DeviceTensor& q, const DeviceTensor& k, const DeviceTensor& v, const DeviceTensor& dout, DeviceTensor& dq,
                DeviceTensor& dk, DeviceTensor& dv);

@@ -122,13 +122,15 @@ void embedding(const DeviceTensor& ids, const DeviceTensor& dy, DeviceTensor& dt
   run(call, {&ids, &dy}, dtable);
 }
 
-void bias(const DeviceTensor& dy, DeviceTensor& db) {
+void bias(const DeviceTensor& dy, DeviceTensor& db, bool accumulate) {
   constexpr DeviceOp op = DeviceOp::BiasBackward;
   const Device d = common_device(op, {{"dy", &dy}});
   need_type(op, "dy", dy, QuantType::F32);
   need_distinct(op, {&db}, {&dy});
+  if (accumulate && db.empty()) throw InvalidArgument("grad::bias: accumulate needs the gradient tensor to add into (db is empty)");
+  prepare_out(op, d, db, {dy.cols()}, QuantType::F32);
   OpCall call{op, d};
-  call.beta = prepare_param_grad(op, d, db, {dy.cols()});
+  call.beta = accumulate ? 1.0f : 0.0f;
   call.m = dy.rows(), call.n = dy.cols();
   run(call, {&dy}, db);
 }

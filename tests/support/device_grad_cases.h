@@ -163,8 +163,8 @@ inline void check_bias_backward(const Device& d, const char* backend, std::mt199
       std::vector<float> cpu = accumulate ? start : std::vector<float>(n, 0.0f);
       for (std::size_t r = 0; r < rows; ++r)
         for (std::size_t j = 0; j < n; ++j) cpu[j] += dy[r * n + j];
-      DeviceTensor db = accumulate ? DeviceTensor::upload(d, start) : DeviceTensor();
-      grad::bias(ddy, db);
+      DeviceTensor db = DeviceTensor::upload(d, start);  // overwritten unless accumulating
+      grad::bias(ddy, db, accumulate);
       expect_gpu_contract(backend, "tensor_bias_backward", db.download(), cpu,
                           std::to_string(rows) + " rows of " + std::to_string(n) + (accumulate ? " accumulating" : ""));
     }

@@ -1,7 +1,6 @@
 // The rings training (tests/support/rings_problem.h, on the CPU tiers in src/grad/train_test.cpp) with
 // every tensor on a device: forward, backward and AdamW through trueno::ops / trueno::grad on DeviceTensor,
-// nothing downloaded until the last forward. A bias is added as the product ones [N][1] x b [1][C] (there
-// is no broadcast add on devices), so its gradient is that product's: grad::matmul's db = ones^T dz.
+// nothing downloaded until the last forward. Biases go through ops::add_bias and grad::bias.
 #pragma once
 #include <gtest/gtest.h>
 
@@ -31,19 +30,19 @@ inline void check_rings_training(const Device& d) {
   const auto t0 = std::chrono::steady_clock::now();
   std::vector<std::int32_t> targets(N);
   for (std::size_t i = 0; i < N; ++i) targets[i] = static_cast<std::int32_t>(prob.Y[i]);
-  const DeviceTensor X = DeviceTensor::upload(d, prob.X, {N, 2}), ones = DeviceTensor::upload(d, std::vector<float>(N, 1.0f), {N, 1});
+  const DeviceTensor X = DeviceTensor::upload(d, prob.X, {N, 2});
   const DeviceTensor Y = DeviceTensor::upload_ids(d, targets);
   DeviceParam w1(d, prob.start.w1, {2, H}), b1(d, prob.start.b1, {1, H}), w2(d, prob.start.w2, {H, C}), b2(d, prob.start.b2, {1, C});
-  DeviceTensor z1, bias1, h, z2, bias2, loss, dz2, dh, dz1;
+  DeviceTensor z1, h, z2, loss, dz2, dh, dz1;
   for (std::size_t step = 1; step <= P::kSteps + 1; ++step) {
-    // forward: h = tanh(X W1 + 1 b1), z2 = h W2 + 1 b2
-    ops::matmul(X, w1.w, z1), ops::matmul(ones, b1.w, bias1), ops::add(z1, bias1, z1), ops::tanh(z1, h);
-    ops::matmul(h, w2.w, z2), ops::matmul(ones, b2.w, bias2), ops::add(z2, bias2, z2);
+    // forward: h = tanh(X W1 + b1), z2 = h W2 + b2 (biases added to every row)
+    ops::matmul(X, w1.w, z1), ops::add_bias(z1, b1.w, z1), ops::tanh(z1, h);
+    ops::matmul(h, w2.w, z2), ops::add_bias(z2, b2.w, z2);
     grad::cross_entropy(z2, Y, loss, dz2, 1.0f / N);
     if (step > P::kSteps) break;  // the last forward only measures
-    grad::matmul(h, w2.w, dz2, &dh, &w2.g), grad::matmul(ones, b2.w, dz2, nullptr, &b2.g);
+    grad::matmul(h, w2.w, dz2, &dh, &w2.g), grad::bias(dz2, b2.g);
     grad::tanh(h, dh, dz1);
-    grad::matmul(X, w1.w, dz1, nullptr, &w1.g), grad::matmul(ones, b1.w, dz1, nullptr, &b1.g);
+    grad::matmul(X, w1.w, dz1, nullptr, &w1.g), grad::bias(dz1, b1.g);
     for (DeviceParam* p : {&w1, &b1, &w2, &b2}) grad::adamw_step(p->w, p->g, p->m, p->v, step, prob.opt);
   }
   const std::vector<float> per_row = loss.download(), logits = z2.download();

@@ -85,6 +85,8 @@ TEST(DeviceTensor, ShapesAndTypesAreCheckedOnTheHost) {
   EXPECT_THROW(ops::matvec(stand_in(kCuda, {2, 3}), stand_in(kCuda, {4}), out), ShapeError);
   EXPECT_THROW(ops::rmsnorm(stand_in(kCuda, {2, 3}), stand_in(kCuda, {4}), 1e-5f, out), ShapeError);
   EXPECT_THROW(ops::add_bias(stand_in(kCuda, {2, 3}), stand_in(kCuda, {4}), out), ShapeError);
+  DeviceTensor no_db;
+  EXPECT_THROW(grad::bias(stand_in(kCuda, {2, 3}), no_db, true), InvalidArgument);
   EXPECT_THROW(ops::f16_to_f32(stand_in(kCuda, {4}), out), InvalidArgument);  // f32, not f16
   EXPECT_THROW(ops::max(stand_in(kCuda, {0}), out), InvalidArgument);
   EXPECT_THROW(ops::min(stand_in(kCuda, {0}), out), InvalidArgument);
