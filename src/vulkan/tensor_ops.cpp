@@ -246,9 +246,9 @@ void Backend::record(DeviceState& st, const OpCall& call) {
     case DeviceOp::AddBias: {
       if (call.m * call.n == 0) return;
       struct { std::uint32_t n, rows, accumulate; } push{u32(call.n, op), u32(call.m, op), 0};
-      u32(call.m * call.n, op);  // the shader's flat index
+      const std::uint32_t total = u32(call.m * call.n, op);  // the shader's flat index must fit too
       const std::array<std::uint32_t, 2> spec = {kWg, 0u};
-      const auto [gx, gy] = grid((call.m * call.n + kWg - 1) / kWg);
+      const auto [gx, gy] = grid((std::size_t{total} + kWg - 1) / kWg);
       r.dispatch(c.pipeline("bias", 3, sizeof push, spec), {&a, &buf(call.in[1]), &out}, push, gx, gy);
       return;
     }
