@@ -18,49 +18,18 @@
 #include "support/gpu_contract.h"
 #include "trueno/ops.h"
 #include "trueno/quant.h"
-#ifdef TRUENO_TESTS_WITH_VULKAN
-#include "trueno/vulkan/context.h"
-#endif
+#include "decy_vulkan_test_support.h"
 
 namespace {
 
 #ifdef TRUENO_TESTS_WITH_VULKAN
-using trueno::vulkan::Buffer;
-using trueno::vulkan::Context;
-using trueno::vulkan::Pipeline;
-using trueno::vulkan::Recorder;
-
-#define DECY_REQUIRE_VULKAN_DEVICE()                                                              \
-  do {                                                                                            \
-    std::string why_;                                                                             \
-    if (!trueno::vulkan::probe(0, &why_)) GTEST_SKIP() << "skipped: no Vulkan device: " << why_; \
-  } while (0)
-
-Context& context() {
-  static const std::shared_ptr<Context> c = Context::open(0);
-  return *c;
-}
-
-std::vector<std::uint32_t> spirv(const std::string& name) {
-  const char* env = std::getenv("DECY_SPIRV_DIR");
-  std::ifstream f(std::string(env != nullptr && *env != '\0' ? env : DECY_SPIRV_DIR) + "/" + name + ".spv", std::ios::binary);
-  EXPECT_TRUE(f.good()) << "no SPIR-V for " << name << " in " << DECY_SPIRV_DIR;
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::uint32_t> words(bytes.size() / 4);
-  std::memcpy(words.data(), bytes.data(), words.size() * 4);
-  return words;
-}
+using namespace decy::test;  // decy_vulkan_test_support.h
 
 // A buffer holding `bytes` (rounded up to 16: the kernels' vector views read whole 8- and 16-byte elements).
 Buffer upload_bytes(const void* data, std::size_t bytes) {
   Buffer b(context(), (bytes + 15) / 16 * 16);
   b.upload(data, bytes);
   return b;
-}
-
-std::mt19937_64& rng() {
-  static std::mt19937_64 r(trueno::test::gpu_test_seed("decy"));
-  return r;
 }
 
 // f16 bits as exact floats, so the contract's exact comparison compares bits.

@@ -19,9 +19,7 @@
 #include "parse.h"
 #include "support/gpu_contract.h"
 #include "trueno/ops.h"
-#ifdef TRUENO_TESTS_WITH_VULKAN
-#include "trueno/vulkan/context.h"
-#endif
+#include "decy_vulkan_test_support.h"
 
 namespace {
 
@@ -53,50 +51,15 @@ __global__ void k(float* __restrict__ y, unsigned long long* __restrict__ z) {
 }
 
 #ifdef TRUENO_TESTS_WITH_VULKAN
-using trueno::vulkan::Buffer;
-using trueno::vulkan::Context;
-using trueno::vulkan::Pipeline;
-using trueno::vulkan::Recorder;
-
-#define DECY_REQUIRE_VULKAN_DEVICE()                                                              \
-  do {                                                                                            \
-    std::string why_;                                                                             \
-    if (!trueno::vulkan::probe(0, &why_)) GTEST_SKIP() << "skipped: no Vulkan device: " << why_; \
-  } while (0)
-
-Context& context() {
-  static const std::shared_ptr<Context> c = Context::open(0);
-  return *c;
-}
+using namespace decy::test;  // decy_vulkan_test_support.h
 
 // The --warp32 SPIR-V of src/cuda/kernels/<file>.cu's kernel, built by decy/CMakeLists.txt.
 const Pipeline& pipeline(const std::string& name, std::uint32_t buffers, std::uint32_t push_bytes) {
   const std::string spv = name + "_warp32";
-  const char* env = std::getenv("DECY_SPIRV_DIR");
-  std::ifstream f(std::string(env != nullptr && *env != '\0' ? env : DECY_SPIRV_DIR) + "/" + spv + ".spv", std::ios::binary);
-  EXPECT_TRUE(f.good()) << "no SPIR-V for " << spv;
-  std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  std::vector<std::uint32_t> words(bytes.size() / 4);
-  std::memcpy(words.data(), bytes.data(), words.size() * 4);
   static const std::uint32_t spec[1] = {256};
-  return context().pipeline_from_spirv(spv, words, buffers, push_bytes, spec);
+  return context().pipeline_from_spirv(spv, spirv(spv), buffers, push_bytes, spec);
 }
 
-Buffer upload(const std::vector<float>& v) {
-  Buffer b(context(), v.size() * 4);
-  b.upload(v.data(), v.size() * 4);
-  return b;
-}
-std::vector<float> download(const Buffer& b, std::size_t n) {
-  std::vector<float> v(n);
-  b.download(v.data(), n * 4);
-  return v;
-}
-
-std::mt19937_64& rng() {
-  static std::mt19937_64 r(trueno::test::gpu_test_seed("decy"));
-  return r;
-}
 
 // tensor_reduce: sum (op 0), max (1), dot (2) in two launches: 5 blocks of partials, then one block.
 TEST(DecyVulkanGpu, ProjectTensorReduceMatchesTheCpu) {
