@@ -3,7 +3,7 @@
 // a run of whole tensors; files PREFIX-00001-of-0000N.gguf. For tests (web/page_test.mjs) and for models
 // above a browser's 2 GB per-file reading limit.
 //   node web/split_gguf.mjs IN.gguf OUT_PREFIX N
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readGguf } from '../src/webgpu/js/gguf.mjs';
@@ -72,6 +72,11 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     process.exit(2);
   }
   const parts = await splitGguf(new Uint8Array(readFileSync(input)), Number(n));
-  parts.forEach((p, i) => writeFileSync(partName(prefix, i, parts.length), p));
+  // Each part under a temporary name first, renamed into place: a failed write leaves no part that looks whole.
+  parts.forEach((p, i) => {
+    const name = partName(prefix, i, parts.length);
+    writeFileSync(`${name}.tmp`, p);
+    renameSync(`${name}.tmp`, name);
+  });
   process.stdout.write(`${parts.length} parts: ${parts.map((_, i) => partName(prefix, i, parts.length)).join(' ')}\n`);
 }
