@@ -271,13 +271,22 @@ TEST(CudaGpu, Fp8QuantizationMatchesTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 24);
-  for (std::size_t n : {1u, 1000u, 70001u}) {
+  // 1000 and 262144 values take the vector kernels (Note [Vector FP8 casts]), 1 and 70001 the scalar
+  // ones, and 1000 values 4 bytes past an aligned start (not 16-byte aligned) the scalar ones too.
+  for (std::size_t n : {1u, 1000u, 70001u, 262144u}) {
     const auto x = random_vector(n, rng, 3.0f);
     Fp8Tensor t(test_context(), n + 5);
     DeviceBuffer dx = to_device(x);
     quantize_fp8_f32(c, dx.ptr(), n, t);
-    gpu_contract("amax_f32");
-    expect_fp8_equal("fp8_from_f32", download(t, n), fp8_cpu(x), std::to_string(n));
+    gpu_contract("amax_f32"), gpu_contract("amax_f32_v4");
+    expect_fp8_equal(n % 4 == 0 ? "fp8_from_f32_v4" : "fp8_from_f32", download(t, n), fp8_cpu(x), std::to_string(n));
+    if (n == 1000) {
+      std::vector<float> shifted(n + 1, 0.0f);
+      std::copy(x.begin(), x.end(), shifted.begin() + 1);
+      DeviceBuffer ds = to_device(shifted);
+      quantize_fp8_f32(c, ds.ptr() + 4, n, t);
+      expect_fp8_equal("fp8_from_f32", download(t, n), fp8_cpu(x), "1000 values at an address 4 bytes past 16-byte alignment");
+    }
     const auto x16 = rounded_to_f16(x);
     std::vector<std::uint16_t> h(n);
     ops::f32_to_f16(x, h);
