@@ -59,6 +59,23 @@ TEST(Cuda, DeviceReportSaysWhyWhenUnavailable) {
   }
 }
 
+// Context::function's cache is looked up by the name pointers first: a buffer holding one kernel's name,
+// then another's, must find each its own kernel (it once returned the first for both).
+TEST(CudaGpu, KernelNamesInAReusedBufferFindTheirOwnKernels) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  const auto c = Context::open(0);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%s", "dequant_q4_k_f16");
+  const api::CUfunction a = c->function("dequant_f16", buf);
+  std::snprintf(buf, sizeof buf, "%s", "dequant_q8_0_f16");
+  const api::CUfunction b = c->function("dequant_f16", buf);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(a, c->function("dequant_f16", "dequant_q4_k_f16"));
+  EXPECT_EQ(b, c->function("dequant_f16", "dequant_q8_0_f16"));
+  std::snprintf(buf, sizeof buf, "%s", "dequant_q4_k_f16");
+  EXPECT_EQ(a, c->function("dequant_f16", buf));
+}
+
 TEST(CudaGpu, TwoContextsOnOneDeviceAreIndependent) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   // Each context loads its own modules and handles: a kernel run through a second context (then closed)
@@ -129,7 +146,7 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 20u);  // every decode kernel
+  EXPECT_EQ(checked, 21u);  // every decode kernel
 }
 
 TEST(Cuda, EveryModuleCompilesWithNvrtc) {
@@ -354,7 +371,7 @@ TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 2);
-  for (std::size_t n : {64u, 172u, 4096u, 14336u}) {
+  for (std::size_t n : {64u, 172u, 173u, 4096u, 14336u}) {
     const auto x = random_vector(n, rng), y = random_vector(n, rng), w = random_vector(n, rng);
     {  // rmsnorm, 3 rows
       std::vector<float> x3 = random_vector(3 * n, rng), want(3 * n);
@@ -370,7 +387,16 @@ TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {
       ops::swiglu(x, y, want);
       DeviceBuffer dg = to_device(x), du = to_device(y);
       swiglu(c, dg.ptr(), du.ptr(), n);
-      expect_contract("swiglu", from_device(dg, n), want, std::to_string(n));
+      const auto got = from_device(dg, n);
+      expect_contract("swiglu", got, want, std::to_string(n));
+      if (n % 4 == 0) {  // that was swiglu_v4; one float past 16-byte alignment takes swiglu itself
+        std::vector<float> g1(n + 1), u1(n + 1);
+        std::copy(x.begin(), x.end(), g1.begin() + 1), std::copy(y.begin(), y.end(), u1.begin() + 1);
+        DeviceBuffer dg1 = to_device(g1), du1 = to_device(u1);
+        swiglu(c, dg1.ptr() + 4, du1.ptr() + 4, n);
+        const auto scalar = from_device(dg1, n + 1);
+        expect_contract("swiglu_v4", got, std::vector<float>(scalar.begin() + 1, scalar.end()), std::to_string(n) + " against swiglu");
+      }
     }
     {  // add
       std::vector<float> want(n);

@@ -85,6 +85,21 @@ extern "C" __global__ void swiglu(float* __restrict__ g, const float* __restrict
   g[i] = x / (1.0f + expf(-x)) * u[i];
 }
 
+// swiglu on 16-byte-aligned rows of 4k values, four per thread (the prompt pass's T x n_ff: one value per
+// thread kept too few bytes in flight); each value is computed as swiglu computes it, so the same bits.
+extern "C" __global__ void swiglu_v4(float4* __restrict__ g, const float4* __restrict__ u, int n4) {
+  overlap_prologue();
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= n4) return;
+  const float4 x = g[i], w = u[i];
+  float4 y;
+  y.x = x.x / (1.0f + expf(-x.x)) * w.x;
+  y.y = x.y / (1.0f + expf(-x.y)) * w.y;
+  y.z = x.z / (1.0f + expf(-x.z)) * w.z;
+  y.w = x.w / (1.0f + expf(-x.w)) * w.w;
+  g[i] = y;
+}
+
 // x[i] += y[i].
 extern "C" __global__ void add_inplace(float* __restrict__ x, const float* __restrict__ y, int n) {
   overlap_prologue();

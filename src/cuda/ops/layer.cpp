@@ -2,6 +2,7 @@
 #include "trueno/cuda/ops/layer.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 #include "core/strings.h"
@@ -98,6 +99,13 @@ void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdevi
 }
 
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n) {
+  if (n % 4 == 0 && g % 16 == 0 && u % 16 == 0 && n / 4 <= static_cast<std::size_t>(INT_MAX)) {  // the same bits, 4 per thread
+    const api::CUfunction f = fn(c, "swiglu_v4");
+    int n4 = static_cast<int>(n / 4);
+    void* params[] = {&g, &u, &n4};
+    launch_overlapped(c, f, blocks(n / 4, 256), 1, 256, 1, params);
+    return;
+  }
   const api::CUfunction f = fn(c, "swiglu");
   int nn = static_cast<int>(n);
   void* params[] = {&g, &u, &nn};

@@ -129,7 +129,8 @@ class Context {
   void make_current() const;
   void synchronize() const;
   // Kernel `name` of embedded module `module`, compiled for this device on first use; the handle is
-  // cached per context (keyed by the two pointers: call with string literals).
+  // cached per context. The cache is looked up by the two pointers first (decode launches pass literals)
+  // and the names are compared before a hit is trusted: a buffer reused for another name is not a hit.
   api::CUfunction function(const char* module, const char* name);
   // A cuBLAS handle bound to the stream, created on first use (CudaError when cuBLAS is missing).
   api::cublasHandle cublas_handle();
@@ -158,7 +159,12 @@ class Context {
   api::CUstream stream_ = nullptr;
   std::mutex mu_;
   std::map<std::string, api::CUmodule, std::less<>> modules_;
-  std::unordered_map<std::pair<const char*, const char*>, api::CUfunction, PairHash> functions_;
+  struct CachedFunction {
+    api::CUfunction f;
+    std::string module, name;
+  };
+  std::unordered_map<std::pair<const char*, const char*>, CachedFunction, PairHash> functions_;
+  std::map<std::pair<std::string, std::string>, api::CUfunction> functions_by_name_;
   api::cublasHandle cublas_ = nullptr;
   std::unique_ptr<DeviceBuffer> cublas_workspace_;
   std::map<std::type_index, std::shared_ptr<void>> extensions_;
