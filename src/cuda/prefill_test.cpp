@@ -10,6 +10,7 @@
 #include "cuda/cuda_test_support.h"
 #include "trueno/cuda/ops/gemm.h"
 #include "trueno/cuda/ops/gemm_fp8.h"
+#include "trueno/cuda/ops/layer.h"
 #include "trueno/cuda/ops/prefill.h"
 #include "trueno/ops.h"
 
@@ -300,6 +301,39 @@ TEST(CudaGpu, Fp8QuantizationMatchesTheCpu) {
   DeviceBuffer dz = to_device(zeros);
   quantize_fp8_f32(c, dz.ptr(), 64, t);
   expect_fp8_equal("fp8_from_f32", download(t, 64), fp8_cpu(zeros), "zeros");
+}
+
+// The prompt pass's rmsnorm and swiglu that also leave their output's amax (Note [FP8 prefill]): the same
+// values as rmsnorm and swiglu, and cast_fp8_f32 of them the same bytes and scale as quantize_fp8_f32's
+// amax pass gives; rows of 4096 (four values per load) and 173 (one), swiglu over 1000 and 1001 values.
+TEST(CudaGpu, Fp8AmaxOfTheNormAndSwigluEqualsTheSeparatePass) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 25);
+  for (std::size_t n : {4096u, 173u}) {
+    const std::size_t rows = 3;
+    const auto x = random_vector(rows * n, rng, 2.0f), w = random_vector(n, rng);
+    DeviceBuffer dx = to_device(x), dw = to_device(w), plain(c, rows * n * 4), fused(c, rows * n * 4);
+    Fp8Tensor a(c, rows * n), b(c, rows * n);
+    rmsnorm(c, dx.ptr(), dw.ptr(), 1e-5f, plain.ptr(), rows, n);
+    quantize_fp8_f32(c, plain.ptr(), rows * n, a);
+    rmsnorm_amax(c, dx.ptr(), dw.ptr(), 1e-5f, fused.ptr(), rows, n, b);
+    cast_fp8_f32(c, fused.ptr(), rows * n, b);
+    const std::string what = "3 rows of " + std::to_string(n);
+    expect_contract("rmsnorm_amax", from_device(fused, rows * n), from_device(plain, rows * n), what);
+    expect_fp8_equal("rmsnorm_amax", download(b, rows * n), download(a, rows * n), what + ", cast");
+  }
+  for (std::size_t n : {1000u, 1001u}) {
+    const auto g = random_vector(n, rng, 3.0f), u = random_vector(n, rng);
+    DeviceBuffer g1 = to_device(g), g2 = to_device(g), du = to_device(u);
+    Fp8Tensor a(c, n), b(c, n);
+    swiglu(c, g1.ptr(), du.ptr(), n);
+    quantize_fp8_f32(c, g1.ptr(), n, a);
+    swiglu_amax(c, g2.ptr(), du.ptr(), n, b);
+    cast_fp8_f32(c, g2.ptr(), n, b);
+    expect_contract("swiglu_amax", from_device(g2, n), from_device(g1, n), std::to_string(n));
+    expect_fp8_equal("swiglu_amax", download(b, n), download(a, n), std::to_string(n) + ", cast");
+  }
 }
 
 // cuBLASLt's FP8 product against the f64 product of (a) the same E4M3 values and scales: only the

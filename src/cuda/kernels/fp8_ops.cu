@@ -3,6 +3,9 @@
 //                        blocks by atomicMax; the launcher zeroes it first)
 //   fp8_from_f32/_f16    scale = amax / 448 (E4M3's largest finite value; 1 when amax is 0) and
 //                        q = E4M3(x / scale): round to nearest even, saturating to +-448
+//   rmsnorm_amax, swiglu_amax
+//                        layer_ops' rmsnorm and swiglu (the same bits) that also leave the amax of what they
+//                        wrote, so the FP8 prompt pass casts their output without an amax pass of its own
 //   amax_f32_v4, fp8_from_f32_v4
 //                        the same on 16-byte-aligned f32 tensors of 4k values, four values per load (the
 //                        prompt pass's activations): one value per thread and load kept too few bytes in
@@ -98,4 +101,41 @@ extern "C" __global__ void fp8_from_f32_v4(const float4* __restrict__ x, u64 n4,
     out[i] = static_cast<u32>(to_e4m3(v.x / s)) | static_cast<u32>(to_e4m3(v.y / s)) << 8 | static_cast<u32>(to_e4m3(v.z / s)) << 16 |
              static_cast<u32>(to_e4m3(v.w / s)) << 24;
   }
+}
+
+extern "C" __global__ void __launch_bounds__(256) rmsnorm_amax(const float* __restrict__ x, const float* __restrict__ w, float eps,
+                                                               float* __restrict__ out, int n, u32* __restrict__ amax) {
+  const float m = block_max(rmsnorm_row(x + static_cast<u64>(blockIdx.x) * n, w, eps, out + static_cast<u64>(blockIdx.x) * n, n));
+  if (threadIdx.x == 0) atomicMax(amax, __float_as_uint(m));
+}
+
+// g = silu(g) * u over n values (grid-stride; four at a time when n % 4 == 0 and both are 16-byte
+// aligned), each computed as layer_ops' swiglu computes it; amax = the largest |g| written.
+extern "C" __global__ void __launch_bounds__(256) swiglu_amax(float* __restrict__ g, const float* __restrict__ u, u64 n,
+                                                              u32* __restrict__ amax) {
+  const u64 stride = static_cast<u64>(gridDim.x) * blockDim.x;
+  float m = 0.0f;
+  if ((n & 3) == 0 && ((reinterpret_cast<u64>(g) | reinterpret_cast<u64>(u)) & 15) == 0) {
+    float4* g4 = reinterpret_cast<float4*>(g);
+    const float4* u4 = reinterpret_cast<const float4*>(u);
+    for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < n / 4; i += stride) {
+      const float4 x = g4[i], w = u4[i];
+      float4 y;
+      y.x = x.x / (1.0f + expf(-x.x)) * w.x;
+      y.y = x.y / (1.0f + expf(-x.y)) * w.y;
+      y.z = x.z / (1.0f + expf(-x.z)) * w.z;
+      y.w = x.w / (1.0f + expf(-x.w)) * w.w;
+      g4[i] = y;
+      m = fmaxf(fmaxf(m, fmaxf(fabsf(y.x), fabsf(y.y))), fmaxf(fabsf(y.z), fabsf(y.w)));
+    }
+  } else {
+    for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < n; i += stride) {
+      const float x = g[i];
+      const float y = x / (1.0f + expf(-x)) * u[i];
+      g[i] = y;
+      m = fmaxf(m, fabsf(y));
+    }
+  }
+  m = block_max(m);
+  if (threadIdx.x == 0) atomicMax(amax, __float_as_uint(m));
 }

@@ -7,11 +7,7 @@
 extern "C" __global__ void __launch_bounds__(256)
     rmsnorm(const float* __restrict__ x, const float* __restrict__ w, float eps, float* __restrict__ out, int n) {
   overlap_prologue();
-  const float* xr = x + static_cast<u64>(blockIdx.x) * n;
-  float* yr = out + static_cast<u64>(blockIdx.x) * n;
-  const float ss = block_sum_squares(xr, n);
-  const float scale = 1.0f / sqrtf(ss / static_cast<float>(n) + eps);
-  for (int i = threadIdx.x; i < n; i += blockDim.x) yr[i] = (xr[i] * scale) * w[i];
+  rmsnorm_row(x + static_cast<u64>(blockIdx.x) * n, w, eps, out + static_cast<u64>(blockIdx.x) * n, n);
 }
 
 // Positions come from device memory (*pos), so that one captured CUDA graph serves every decode step.

@@ -115,6 +115,35 @@ __device__ __forceinline__ float block_max(float v) {
   return v;
 }
 
+// One row of rmsnorm: yr = xr * (1 / sqrt(mean(xr^2) + eps)) * w, by the whole block; returns this
+// thread's largest |y| (rmsnorm ignores it; fp8_ops' rmsnorm_amax takes the block's). Rows of 4k values at
+// 16-byte-aligned addresses go four values per load and store, each value computed as in the scalar loop.
+__device__ __forceinline__ float rmsnorm_row(const float* __restrict__ xr, const float* __restrict__ w, float eps, float* __restrict__ yr,
+                                             int n) {
+  const float ss = block_sum_squares(xr, n);
+  const float scale = 1.0f / sqrtf(ss / static_cast<float>(n) + eps);
+  float m = 0.0f;
+  if ((n & 3) == 0 && ((reinterpret_cast<u64>(xr) | reinterpret_cast<u64>(yr) | reinterpret_cast<u64>(w)) & 15) == 0) {
+    const float4* x4 = reinterpret_cast<const float4*>(xr);
+    const float4* w4 = reinterpret_cast<const float4*>(w);
+    float4* y4 = reinterpret_cast<float4*>(yr);
+    for (int i = threadIdx.x; i < n / 4; i += blockDim.x) {
+      const float4 a = x4[i], b = w4[i];
+      float4 o;
+      o.x = (a.x * scale) * b.x, o.y = (a.y * scale) * b.y, o.z = (a.z * scale) * b.z, o.w = (a.w * scale) * b.w;
+      y4[i] = o;
+      m = fmaxf(fmaxf(m, fmaxf(fabsf(o.x), fabsf(o.y))), fmaxf(fabsf(o.z), fabsf(o.w)));
+    }
+    return m;
+  }
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const float y = (xr[i] * scale) * w[i];
+    yr[i] = y;
+    m = fmaxf(m, fabsf(y));
+  }
+  return m;
+}
+
 // The GEMV kernels take up to three matrices of the same type and width, one per blockIdx.y (q, k and v;
 // gate and up), in one launch, and with accumulate add W x to y (the residual) instead of storing it.
 struct GemvTargets {

@@ -113,18 +113,57 @@ void quantize(Context& c, const char* amax_name, const char* cast_name, api::CUd
 
 Fp8Tensor::Fp8Tensor(Context& c, std::size_t n_) : n(n_), data(c, n_), amax_scale(c, 32) {}
 
-void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
-  if (count % 4 != 0 || x % 16 != 0 || out.data.ptr() % 4 != 0) return quantize(c, "amax_f32", "fp8_from_f32", x, count, out);
-  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
-  // Note [Vector FP8 casts] (kernels/fp8_ops.cu): four values per thread and load.
-  api::CUfunction amax = c.function("fp8_ops", "amax_f32_v4"), cast = c.function("fp8_ops", "fp8_from_f32_v4");
+namespace {
+
+bool vector_cast(api::CUdeviceptr x, std::size_t count, const Fp8Tensor& out) {
+  return count % 4 == 0 && x % 16 == 0 && out.data.ptr() % 4 == 0;
+}
+
+void zero_amax(Context& c, Fp8Tensor& out) {
   check(c.driver().memset_d8_async(out.amax_bits(), 0, 4, c.stream()), "cuMemsetD8Async(fp8 amax)");
-  unsigned long long n4 = count / 4;
+}
+
+}  // namespace
+
+void cast_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
+  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
+  if (count == 0) return;
+  const bool v4 = vector_cast(x, count, out);  // Note [Vector FP8 casts] (kernels/fp8_ops.cu)
+  api::CUfunction cast = c.function("fp8_ops", v4 ? "fp8_from_f32_v4" : "fp8_from_f32");
+  unsigned long long n = v4 ? count / 4 : count;
   api::CUdeviceptr bits = out.amax_bits(), q = out.data.ptr(), scale = out.scale();
-  void* p1[] = {&x, &n4, &bits};
-  launch(c, amax, grid_for(c, n4), 1, 256, 1, p1);
-  void* p2[] = {&x, &n4, &bits, &q, &scale};
-  launch(c, cast, grid_for(c, n4), 1, 256, 1, p2);
+  void* p[] = {&x, &n, &bits, &q, &scale};
+  launch(c, cast, grid_for(c, n), 1, 256, 1, p);
+}
+
+void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
+  if (!vector_cast(x, count, out)) return quantize(c, "amax_f32", "fp8_from_f32", x, count, out);
+  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
+  zero_amax(c, out);
+  unsigned long long n4 = count / 4;
+  api::CUdeviceptr bits = out.amax_bits();
+  void* p[] = {&x, &n4, &bits};
+  launch(c, c.function("fp8_ops", "amax_f32_v4"), grid_for(c, n4), 1, 256, 1, p);
+  cast_fp8_f32(c, x, count, out);
+}
+
+void rmsnorm_amax(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr out, std::size_t rows, std::size_t n,
+                  Fp8Tensor& amax_of) {
+  if (rows == 0) return;
+  zero_amax(c, amax_of);
+  int nn = static_cast<int>(n);
+  api::CUdeviceptr bits = amax_of.amax_bits();
+  void* p[] = {&x, &w, &eps, &out, &nn, &bits};
+  launch(c, c.function("fp8_ops", "rmsnorm_amax"), static_cast<unsigned>(rows), 1, 256, 1, p);
+}
+
+void swiglu_amax(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n, Fp8Tensor& amax_of) {
+  if (n == 0) return;
+  zero_amax(c, amax_of);
+  unsigned long long nn = n;
+  api::CUdeviceptr bits = amax_of.amax_bits();
+  void* p[] = {&g, &u, &nn, &bits};
+  launch(c, c.function("fp8_ops", "swiglu_amax"), grid_for(c, (n + 3) / 4), 1, 256, 1, p);
 }
 
 void quantize_fp8_f16(Context& c, api::CUdeviceptr x_f16, std::size_t count, Fp8Tensor& out) {

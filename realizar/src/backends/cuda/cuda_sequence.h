@@ -85,8 +85,10 @@ struct GemmOut {
   const DeviceMatrix* w;
   cu::api::CUdeviceptr y;
 };
+// fp8_amax_ready: x's amax is already in pre.x8 (cu::rmsnorm_amax / swiglu_amax made x), so an FP8
+// product casts x without an amax pass (Note [FP8 prefill]).
 void gemm_products(cu::Context& ctx, std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate,
-                   PrefillBuffers& pre, F16Staging::Pass& f16);
+                   PrefillBuffers& pre, F16Staging::Pass& f16, bool fp8_amax_ready = false);
 // Grows pre (activations of T rows, logits of T rows when all_logits) for the weights' products.
 void reserve_products(const CudaWeights& w, std::size_t T, bool all_logits, PrefillBuffers& pre);
 
@@ -181,8 +183,8 @@ class CudaSequence final : public Sequence {
   void prefill(std::span<const std::int32_t> tokens, bool all_logits, float* host_rows);
   void prefill_chunk_run(std::span<const std::int32_t> tokens, Logits logits, float* host_rows);
   void matmul(std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, F16Staging::Pass& f16,
-              bool accumulate = false) {
-    gemm_products(ctx_, outs, x, T, accumulate, pre_, f16);
+              bool accumulate = false, bool fp8_amax_ready = false) {
+    gemm_products(ctx_, outs, x, T, accumulate, pre_, f16, fp8_amax_ready);
   }
   void reserve_prefill(std::size_t T, bool all_logits) { reserve_products(*w_, T, all_logits, pre_); }
 };

@@ -17,12 +17,15 @@
 // matrix whose sides are not multiples of 16, which Hopper's FP8 kernels need, stays on f16); each
 // product's input is quantized the same way (its own amax, per call) and cuBLASLt multiplies with f32
 // accumulation. E4M3 keeps 3 mantissa bits, so this path trades accuracy for tensor-core rate: it has
-// its own, looser contract (gemm_fp8 in contracts/gpu/cuda.yaml) and end-to-end bounds.
+// its own, looser contract (gemm_fp8 in contracts/gpu/cuda.yaml) and end-to-end bounds. The norms and
+// SwiGLU before a product leave the amax of what they write (cu::rmsnorm_amax, swiglu_amax: the same
+// values), so those inputs are cast without a pass of their own over them; the attention's output is not.
 #include <algorithm>
 #include <cstdio>
 
 #include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemm.h"
+#include "trueno/cuda/ops/gemm_fp8.h"
 #include "backends/cuda/cuda_sequence.h"
 #include "trueno/quant.h"
 #include "util/strcat.h"
@@ -82,13 +85,19 @@ void reserve_products(const CudaWeights& wts, std::size_t T, bool all_logits, Pr
 }
 
 void gemm_products(cu::Context& ctx_, std::initializer_list<GemmOut> outs, cu::api::CUdeviceptr x, std::size_t T, bool accumulate,
-                   PrefillBuffers& pre_, F16Staging::Pass& f16) {
+                   PrefillBuffers& pre_, F16Staging::Pass& f16, bool fp8_amax_ready) {
   const float beta = accumulate ? 1.0f : 0.0f;
   bool cast = false;
   for (const GemmOut& o : outs) {
     const DeviceMatrix& w = *o.w;
     if (w.fp8) {  // Note [FP8 prefill]
-      if (!cast) cu::quantize_fp8_f32(ctx_, x, T * w.cols, *pre_.x8), cast = true;
+      if (!cast) {
+        if (fp8_amax_ready)
+          cu::cast_fp8_f32(ctx_, x, T * w.cols, *pre_.x8);
+        else
+          cu::quantize_fp8_f32(ctx_, x, T * w.cols, *pre_.x8);
+        cast = true;
+      }
       cu::gemm_fp8(ctx_, w.rows, T, w.cols, *w.fp8, *pre_.x8, o.y, beta);
       continue;
     }
@@ -126,11 +135,18 @@ void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, Logit
 
   const int pos0 = static_cast<int>(pos_), group = static_cast<int>(c_.n_head / c_.n_head_kv);
   F16Staging::Pass f16(w_->staging());
+  const bool fp8 = pre_.x8.has_value();  // Note [FP8 prefill]: the norms and SwiGLU leave their amax
+  const auto norm = [&](const cu::DeviceBuffer& weight) {
+    if (fp8)
+      cu::rmsnorm_amax(ctx_, pre_.x.ptr(), weight.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d, *pre_.x8);
+    else
+      cu::rmsnorm(ctx_, pre_.x.ptr(), weight.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
+  };
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = layers_[l];
     f16.enter(l);
-    cu::rmsnorm(ctx_, pre_.x.ptr(), w.attn_norm.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
-    matmul({{&w.wq, pre_.q.ptr()}, {&w.wk, pre_.k.ptr()}, {&w.wv, pre_.v.ptr()}}, pre_.xn.ptr(), T, f16);
+    norm(w.attn_norm);
+    matmul({{&w.wq, pre_.q.ptr()}, {&w.wk, pre_.k.ptr()}, {&w.wv, pre_.v.ptr()}}, pre_.xn.ptr(), T, f16, false, fp8);
     if (w.bq.bytes() != 0) cu::add_rows(ctx_, pre_.q.ptr(), w.bq.ptr(), T, w.bq.bytes() / 4);
     if (w.bk.bytes() != 0) cu::add_rows(ctx_, pre_.k.ptr(), w.bk.ptr(), T, w.bk.bytes() / 4);
     if (w.bv.bytes() != 0) cu::add_rows(ctx_, pre_.v.ptr(), w.bv.ptr(), T, w.bv.bytes() / 4);
@@ -142,10 +158,13 @@ void CudaSequence::prefill_chunk_run(std::span<const std::int32_t> tokens, Logit
                           static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_));
     matmul({{&w.wo, pre_.x.ptr()}}, pre_.att.ptr(), T, f16, /*accumulate=*/true);  // the residual: x += Wo att
 
-    cu::rmsnorm(ctx_, pre_.x.ptr(), w.ffn_norm.ptr(), c_.rms_eps, pre_.xn.ptr(), T, d);
-    matmul({{&w.gate, pre_.gate.ptr()}, {&w.up, pre_.up.ptr()}}, pre_.xn.ptr(), T, f16);
-    cu::swiglu(ctx_, pre_.gate.ptr(), pre_.up.ptr(), T * c_.n_ff);
-    matmul({{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), T, f16, /*accumulate=*/true);
+    norm(w.ffn_norm);
+    matmul({{&w.gate, pre_.gate.ptr()}, {&w.up, pre_.up.ptr()}}, pre_.xn.ptr(), T, f16, false, fp8);
+    if (fp8)
+      cu::swiglu_amax(ctx_, pre_.gate.ptr(), pre_.up.ptr(), T * c_.n_ff, *pre_.x8);
+    else
+      cu::swiglu(ctx_, pre_.gate.ptr(), pre_.up.ptr(), T * c_.n_ff);
+    matmul({{&w.down, pre_.x.ptr()}}, pre_.gate.ptr(), T, f16, /*accumulate=*/true, fp8);
   }
   pos_ += T;
   if (logits == Logits::None) return;

@@ -24,6 +24,14 @@ struct Fp8Tensor {
 void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out);
 void quantize_fp8_f16(Context& c, api::CUdeviceptr x_f16, std::size_t count, Fp8Tensor& out);
 
+// A prompt pass's rmsnorm (ops/layer.h: out[rows][n], the same bits) and swiglu (g[n] = silu(g) * u) that
+// also leave the amax of what they wrote in amax_of, so that cast_fp8_f32 needs no amax pass of its own.
+void rmsnorm_amax(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr out, std::size_t rows, std::size_t n,
+                  Fp8Tensor& amax_of);
+void swiglu_amax(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n, Fp8Tensor& amax_of);
+// out = E4M3 of x[count] with the amax already in out (rmsnorm_amax, swiglu_amax); count <= out.n.
+void cast_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out);
+
 // y[T][rows] = x[T][cols] w^T (+ beta * y) for the scaled E4M3 tensors w [rows][cols] and x [T][cols].
 // The cuBLASLt plan (descriptors and the heuristic's algorithm) is cached per (rows, T, cols). Throws
 // CudaError naming the shape when cuBLASLt has no FP8 kernel for it (e.g. widths not a multiple of 16).
