@@ -551,16 +551,15 @@ TEST(DecyVulkanGpu, ProjectRopeAppendMatchesTheCpu) {
     Buffer bq = upload(q), bk = upload(k), bv = upload(v), bf = upload(freqs), bq16(context(), q.size() * 2),
            bkc(context(), (pos0 + tokens) * kv_row * 2), bvc(context(), (pos0 + tokens) * kv_row * 2);
     struct Push {
-      std::int32_t n_head, n_kv, hd, rope_dim, pos0, T;
+      std::int32_t n_head, n_kv, hd, rope_dim, pos0;
       float theta_scale;
       std::int32_t neox;
       std::uint32_t has_freqs;
     };
     const Pipeline& p = context().pipeline_from_spirv("prefill_ops_rope_append_rows", spirv("prefill_ops_rope_append_rows"), 7, sizeof(Push), spec);
     Recorder rec(context());
-    const Push push = {n_head, n_kv, hd, rope_dim, pos0, tokens, theta_scale, neox, 1u};
-    // Four tokens per workgroup row (kRopeTokens in prefill_ops.cu): one row of workgroups covers the three.
-    rec.dispatch(p, {&bq, &bk, &bv, &bf, &bq16, &bkc, &bvc}, push, (n_head * half + n_kv * half + kv_row + q_row + block - 1) / block, 1);
+    const Push push = {n_head, n_kv, hd, rope_dim, pos0, theta_scale, neox, 1u};
+    rec.dispatch(p, {&bq, &bk, &bv, &bf, &bq16, &bkc, &bvc}, push, tokens);  // a workgroup per token
     rec.submit();
     const std::size_t first = static_cast<std::size_t>(pos0) * kv_row, n_kvs = static_cast<std::size_t>(tokens) * kv_row;
     trueno::test::expect_gpu_contract("decy", "rope_append", halves_as_f32(bq16, 0, q.size()), through_f16(cq), "rope_append_rows q16");

@@ -65,13 +65,9 @@ void rope_append_rows(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::C
   int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0;
   float ts = p.theta_scale;
   api::CUdeviceptr freqs = p.freqs;
-  int tt = static_cast<int>(T);
-  void* params[] = {&q, &k, &v, &n_head, &n_kv, &hd, &rd, &pos0, &tt, &ts, &freqs, &neox, &q16, &k_cache, &v_cache};
-  // Per token: the rotated pairs, v (and k past rope_dim), and q past rope_dim only when there is such a part.
-  const std::size_t threads = static_cast<std::size_t>(n_head + n_kv) * (rd / 2) + static_cast<std::size_t>(n_kv) * hd +
-                              (rd < hd ? static_cast<std::size_t>(n_head) * hd : 0);
-  constexpr std::size_t kRopeTokens = 4;  // as in kernels/prefill_ops.cu
-  launch(c, f, blocks(threads, 128), static_cast<unsigned>((T + kRopeTokens - 1) / kRopeTokens), 128, 1, params);
+  if (p.rope_dim > 256) throw InvalidArgument(strcat("cuda rope: rope dimension ", p.rope_dim, " exceeds 256"));
+  void* params[] = {&q, &k, &v, &n_head, &n_kv, &hd, &rd, &pos0, &ts, &freqs, &neox, &q16, &k_cache, &v_cache};
+  launch(c, f, static_cast<unsigned>(T), 1, 256, 1, params);  // a block per token (kernels/prefill_ops.cu)
 }
 
 void PrefillAttentionScratch::reserve(Context& c, std::size_t T, std::size_t n_keys, int n_head) {
