@@ -5,8 +5,10 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "core/strings.h"
+#include "vulkan/shaders.h"
 
 namespace trueno::vulkan {
 namespace {
@@ -185,11 +187,43 @@ void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, B
   r.dispatch(p, {&k, &v, &k_cache, &v_cache, &pos}, push, gx, gy);
 }
 
+// Note [Vulkan shaders from CUDA]
+// Some ops dispatch a module that decy (docs/DECY.md) translated at build time from the CUDA backend's own
+// kernel (vulkan_decy_shader_list in src/vulkan/CMakeLists.txt): swiglu and add_inplace from layer_ops.cu,
+// so one CUDA source defines what both backends compute. The module keeps the CUDA kernel's interface and
+// is launched as CUDA launches the kernel (src/cuda/ops/layer.cpp): the pointer parameters are bindings 0,
+// 1 in order (g, u and x, y: the Vulkan ops' order too), `int n` is the 4-byte push constant, a workgroup
+// of kDecyBlock = 256 invocations (specialization constant 0 = blockDim.x) per block, and a 1-D grid (the
+// kernel's index is blockIdx.x * blockDim.x + threadIdx.x, guarded by i < n). The hand-written shader
+// (kept, as "swiglu" and "add") runs where that does not fit: more workgroups than
+// maxComputeWorkGroupCount[0] (65535 on lavapipe: above 16.7M values; the hand-written shaders spread over
+// a 2-D grid), a thread index past INT_MAX (the kernel's int), workgroups of 256 above the device's
+// limit, no decy module in the build (cmake/TruenoDecy.cmake), or Context::decy_shaders() off. Both compute
+// the same (silu(g) * u with the device's exp; one f32 addition), are held to the same entry of
+// contracts/gpu/vulkan.yaml and are tested both ways (VulkanGpu.ElementwiseLayerOpsMatchTheCpu).
 namespace {
+constexpr std::uint32_t kDecyBlock = 256;
+
+// Whether the decy-built `module` runs n values on c (Note [Vulkan shaders from CUDA]).
+bool decy_fits(const Context& c, const char* module, std::size_t n) {
+  if (!c.decy_shaders() || find_shader(module) == nullptr || n == 0 || kDecyBlock > c.info().max_workgroup_invocations) return false;
+  const std::size_t groups = (n + kDecyBlock - 1) / kDecyBlock;
+  return groups <= c.info().max_workgroup_count_x && groups * kDecyBlock - 1 <= 0x7fffffffu;
+}
+
+// a[i] op= b[i % b_n] for i < n. A module named "<shader>_decy" has the CUDA kernel's interface (b_n == n).
 void elementwise(Recorder& r, const char* module, Buffer& a, const Buffer& b, std::size_t n, std::size_t b_n) {
   need(n > 0 && b_n > 0 && n % b_n == 0, strcat("vulkan ", module, ": ", n, " values, ", b_n, " to repeat over them"));
   need_bytes(a, n * 4, module, "a");
   need_bytes(b, b_n * 4, module, "b");
+  if (std::string_view(module).ends_with("_decy")) {
+    need(b_n == n, strcat("vulkan ", module, ": the CUDA kernel repeats nothing (", b_n, " of ", n, ")"));
+    const std::array<std::uint32_t, 1> spec = {kDecyBlock};
+    const Pipeline& p = r.context().pipeline(module, 2, 4, spec);
+    const auto push = static_cast<std::int32_t>(n);  // int n; decy_fits checked the range
+    r.dispatch(p, {&a, &b}, push, static_cast<std::uint32_t>((n + kDecyBlock - 1) / kDecyBlock));
+    return;
+  }
   const std::array<std::uint32_t, 1> spec = {kWg};
   const Pipeline& p = r.context().pipeline(module, 2, 8, spec);
   const std::uint32_t push[2] = {u32(n, module), u32(b_n, module)};
@@ -198,8 +232,11 @@ void elementwise(Recorder& r, const char* module, Buffer& a, const Buffer& b, st
 }
 }  // namespace
 
-void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, "swiglu", g, u, n, n); }
-void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, "add", y, x, n, n); }
+const char* swiglu_module(const Context& c, std::size_t n) { return decy_fits(c, "swiglu_decy", n) ? "swiglu_decy" : "swiglu"; }
+const char* add_inplace_module(const Context& c, std::size_t n) { return decy_fits(c, "add_decy", n) ? "add_decy" : "add"; }
+
+void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, swiglu_module(r.context(), n), g, u, n, n); }
+void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, add_inplace_module(r.context(), n), y, x, n, n); }
 void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n) { elementwise(r, "add", y, b, rows * n, n); }
 
 // Note [Vulkan decode attention]

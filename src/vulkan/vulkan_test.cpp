@@ -74,7 +74,8 @@ TEST(Vulkan, VkResultsAreNamed) {
   }
 }
 
-// Every embedded shader module (its source: a variant "x_subgroup" is shader "x") has an entry in
+// Every embedded shader module (its source: a variant "x_subgroup", or "x_decy" built from the CUDA
+// kernel through decy, is shader "x") has an entry in
 // contracts/gpu/vulkan.yaml, and every entry names an existing VulkanGpu test.
 TEST(Vulkan, EveryShaderHasAContract) {
   const YAML::Node root = YAML::LoadFile(test::contracts_dir() + "/gpu/vulkan.yaml");
@@ -95,6 +96,7 @@ TEST(Vulkan, EveryShaderHasAContract) {
     std::string name = kEmbeddedShaders[i].name;
     if (name.ends_with("_fault")) name.resize(name.size() - 6);  // test-only faulty builds
     if (name.ends_with("_subgroup")) name.resize(name.size() - 9);
+    if (name.ends_with("_decy")) name.resize(name.size() - 5);  // built from the CUDA kernel: the same op
     EXPECT_TRUE(covered.contains(name)) << "shader " << kEmbeddedShaders[i].name << " has no contract in contracts/gpu/vulkan.yaml";
   }
 }
@@ -256,24 +258,28 @@ TEST(VulkanGpu, ElementwiseLayerOpsMatchTheCpu) {
       expect_contract("rmsnorm", from_device(out, 3 * n), want, std::to_string(n) + (subgroup ? " subgroup" : " shared"));
     }
     c.set_subgroup_reductions(both);
-    {
-      std::vector<float> want(n);
-      ops::swiglu(x, y, want);
-      Buffer dg = to_device(x), du = to_device(y);
-      Recorder rec(c);
-      swiglu(rec, dg, du, n);
-      rec.submit();
-      expect_contract("swiglu", from_device(dg, n), want, std::to_string(n));
+    for (bool decy : {true, false}) {  // the shaders built from the CUDA kernels, then the hand-written ones
+      c.set_decy_shaders(decy);
+      {
+        std::vector<float> want(n);
+        ops::swiglu(x, y, want);
+        Buffer dg = to_device(x), du = to_device(y);
+        Recorder rec(c);
+        swiglu(rec, dg, du, n);
+        rec.submit();
+        expect_contract("swiglu", from_device(dg, n), want, std::to_string(n) + " " + swiglu_module(c, n));
+      }
+      {
+        std::vector<float> want(n);
+        ops::add(x, y, want);
+        Buffer dx = to_device(x), dy = to_device(y);
+        Recorder rec(c);
+        add_inplace(rec, dx, dy, n);
+        rec.submit();
+        expect_contract("add", from_device(dx, n), want, std::to_string(n) + " " + add_inplace_module(c, n));
+      }
     }
-    {
-      std::vector<float> want(n);
-      ops::add(x, y, want);
-      Buffer dx = to_device(x), dy = to_device(y);
-      Recorder rec(c);
-      add_inplace(rec, dx, dy, n);
-      rec.submit();
-      expect_contract("add", from_device(dx, n), want, std::to_string(n));
-    }
+    c.set_decy_shaders(true);
   }
 }
 

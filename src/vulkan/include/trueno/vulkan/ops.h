@@ -1,4 +1,4 @@
-// The Vulkan decode ops (shaders/*.comp), recorded into a Recorder (context.h): each call records one
+// The Vulkan decode ops (shaders/*.comp, some built from the CUDA kernels through decy), recorded into a Recorder (context.h): each call records one
 // dispatch; nothing runs until Recorder::submit(). Buffers are whole Vulkan buffers of the recorder's
 // context. Every op has a contract against its CPU kernel (contracts/gpu/vulkan.yaml).
 #pragma once
@@ -58,6 +58,11 @@ void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, B
 void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n);
 // y[i] += x[i] (trueno::ops::add, in place).
 void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n);
+// The module swiglu / add_inplace dispatch on c for n values: the one decy built from the CUDA kernel of
+// src/cuda/kernels/layer_ops.cu ("swiglu_decy", "add_decy") where the build made it and it fits, else the
+// hand-written shader ("swiglu", "add") (Note [Vulkan shaders from CUDA], ops.cpp).
+const char* swiglu_module(const Context& c, std::size_t n);
+const char* add_inplace_module(const Context& c, std::size_t n);
 // y[r][i] += b[i] for rows of n values (a bias on every row).
 void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n);
 // Decode attention for one query position (positions 0..pos attended, pos read from the int32 buffer):

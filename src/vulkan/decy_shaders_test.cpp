@@ -1,0 +1,75 @@
+// The Vulkan shaders built from the CUDA kernels through decy (Note [Vulkan shaders from CUDA], ops.cpp):
+// the build's list (TRUENO_VULKAN_DECY_SHADERS, from src/vulkan/CMakeLists.txt) is embedded with its
+// CUDA source, and the ops dispatch it, so a build that silently fell back to the hand-written shaders
+// fails here. Without decy every test skips visibly with the build's reason. Their results against the
+// CPU: VulkanGpu.ElementwiseLayerOpsMatchTheCpu (vulkan_test.cpp), both ways.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "trueno/vulkan/context.h"
+#include "trueno/vulkan/ops.h"
+#include "vulkan/shaders.h"
+#include "vulkan/vulkan_test_support.h"
+
+namespace trueno::vulkan {
+namespace {
+
+// The build's decy-built modules ("swiglu_decy", ...); empty when it made none.
+std::vector<std::string> built_from_cuda() {
+  std::vector<std::string> names;
+  std::stringstream list(TRUENO_VULKAN_DECY_SHADERS);
+  for (std::string name; std::getline(list, name, ',');)
+    if (!name.empty()) names.push_back(name);
+  return names;
+}
+
+#define TRUENO_REQUIRE_DECY_SHADERS()                                                                                  \
+  do {                                                                                                                 \
+    if (built_from_cuda().empty()) GTEST_SKIP() << "skipped: the Vulkan shaders are all hand-written: " TRUENO_VULKAN_DECY_WHY; \
+  } while (0)
+
+TEST(Vulkan, ShadersFromCudaAreEmbeddedWithTheirSource) {
+  TRUENO_REQUIRE_DECY_SHADERS();
+  const std::vector<std::string> names = built_from_cuda();
+  for (const char* op : {"swiglu_decy", "add_decy"})  // the modules ops.cpp asks for
+    EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op << " is not in the build's list";
+  for (const std::string& name : names) {
+    const EmbeddedShader* s = find_shader(name);
+    ASSERT_NE(s, nullptr) << name << " is not embedded";
+    const std::string source = s->source;
+    EXPECT_TRUE(source.starts_with("src/cuda/kernels/") && source.ends_with(" through decy")) << name << ": " << source;
+    // The hand-written shader it stands in for stays embedded, and is another module.
+    ASSERT_TRUE(name.ends_with("_decy")) << name;
+    const EmbeddedShader* hand = find_shader(name.substr(0, name.size() - 5));
+    ASSERT_NE(hand, nullptr) << name << " has no hand-written counterpart";
+    EXPECT_TRUE(std::string(hand->source).starts_with("src/vulkan/shaders/")) << hand->source;
+    EXPECT_FALSE(hand->word_count == s->word_count && std::equal(s->words, s->words + s->word_count, hand->words))
+        << name << " is the hand-written module's SPIR-V";
+  }
+}
+
+TEST(VulkanGpu, SwigluAndAddDispatchTheShadersFromCuda) {
+  TRUENO_REQUIRE_VULKAN_DEVICE();
+  TRUENO_REQUIRE_DECY_SHADERS();
+  Context& c = testing::test_context();
+  ASSERT_TRUE(c.decy_shaders());  // the default
+  for (std::size_t n : {1u, 172u, 4096u}) {
+    EXPECT_STREQ(swiglu_module(c, n), "swiglu_decy") << n;
+    EXPECT_STREQ(add_inplace_module(c, n), "add_decy") << n;
+  }
+  // Past the 1-D grid the CUDA launch has (groups of 256), the hand-written shaders' 2-D grid.
+  const std::size_t too_many = (static_cast<std::size_t>(c.info().max_workgroup_count_x) + 1) * 256;
+  EXPECT_STREQ(swiglu_module(c, too_many), "swiglu") << too_many;
+  EXPECT_STREQ(add_inplace_module(c, too_many), "add") << too_many;
+  c.set_decy_shaders(false);
+  EXPECT_STREQ(swiglu_module(c, 4096), "swiglu");
+  EXPECT_STREQ(add_inplace_module(c, 4096), "add");
+  c.set_decy_shaders(true);
+}
+
+}  // namespace
+}  // namespace trueno::vulkan
