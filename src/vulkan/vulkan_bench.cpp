@@ -2,13 +2,15 @@
 // GEMV of the 7B shapes in every weight type gemv_rows / gemv take, and the cost of one dispatch with its
 // barrier (what a decode step of ~450 dispatches pays besides the bytes). Each measurement replays one
 // recorded command buffer of kDispatches dispatches (submit + wait, wall clock); weights rotate through
-// 256 MiB of copies, so no dispatch finds its matrix in the L2. Without a Vulkan device (or on a CPU
+// 256 MiB of copies, so no dispatch finds its matrix in the L2. Also swiglu and add through the shaders
+// decy built from the CUDA kernels against the hand-written ones. Without a Vulkan device (or on a CPU
 // device such as lavapipe, where these numbers mean nothing) every benchmark says "skipped: ...".
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "trueno/quant.h"
@@ -118,6 +120,42 @@ void BM_VulkanGemm(benchmark::State& state) {
 }
 BENCHMARK(BM_VulkanGemm)->Args({12, 4096, 4096, 1})->Args({12, 11008, 4096, 1})->Args({14, 4096, 11008, 1})->Args({12, 4096, 4096, 0})
     ->Iterations(3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The element-wise ops through the module decy built from the CUDA kernel and through the hand-written
+// shader (Note [Vulkan shaders from CUDA], ops.cpp; issue 17 asks the decy module to be within 10% of the
+// hand-written one). Args: op (0 swiglu, 1 add_inplace), n, decy module (1) or hand-written (0). Each as
+// the backend dispatches it (the decy module in workgroups of 256 on a 1-D grid, the hand-written one in
+// 64 on a 2-D grid); GB/s counts the 12 bytes per value read and written.
+void BM_VulkanElementwiseFromCuda(benchmark::State& state) {
+  Context* c = bench_context(state);
+  if (c == nullptr) return;
+  const bool swiglu_op = state.range(0) == 0, decy = state.range(2) != 0;
+  const auto n = static_cast<std::size_t>(state.range(1));
+  const bool was = c->decy_shaders();
+  c->set_decy_shaders(decy);
+  const std::string module = swiglu_op ? swiglu_module(*c, n) : add_inplace_module(*c, n);
+  if (decy != module.ends_with("_decy")) {
+    c->set_decy_shaders(was);
+    state.SkipWithError(("skipped: no module built from CUDA through decy runs " + std::to_string(n) + " values here (" + module + ")").c_str());
+    return;
+  }
+  std::vector<float> ones(n, 0.5f);
+  Buffer a(*c, n * 4), b(*c, n * 4);
+  a.upload(ones.data(), n * 4), b.upload(ones.data(), n * 4);
+  Recorder r(*c);
+  for (int i = 0; i < kDispatches; ++i) swiglu_op ? swiglu(r, a, b, n) : add_inplace(r, a, b, n);
+  r.seal();
+  c->set_decy_shaders(was);
+  for (auto _ : state) state.SetIterationTime(per_dispatch(r));
+  state.SetLabel(module);
+  state.counters["GB/s"] = benchmark::Counter(12.0 * static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+void elementwise_args(benchmark::internal::Benchmark* b) {
+  for (int op : {0, 1})
+    for (long n : {4096L, 14336L, 512L * 14336, 16L << 20})
+      for (int decy : {1, 0}) b->Args({op, n, decy});
+}
+BENCHMARK(BM_VulkanElementwiseFromCuda)->Apply(elementwise_args)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // One small dispatch (add of 256 floats) and its barrier: the fixed cost per dispatch of a decode step.
 void BM_VulkanDispatchWithBarrier(benchmark::State& state) {
