@@ -35,7 +35,7 @@ std::vector<std::string> built_from_cuda() {
 TEST(Vulkan, ShadersFromCudaAreEmbeddedWithTheirSource) {
   TRUENO_REQUIRE_DECY_SHADERS();
   const std::vector<std::string> names = built_from_cuda();
-  for (const char* op : {"swiglu_decy", "add_decy"})  // the modules ops.cpp asks for
+  for (const char* op : {"swiglu_decy", "add_decy", "kv_append_decy"})  // the modules ops.cpp asks for
     EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op << " is not in the build's list";
   for (const std::string& name : names) {
     const EmbeddedShader* s = find_shader(name);
@@ -52,22 +52,28 @@ TEST(Vulkan, ShadersFromCudaAreEmbeddedWithTheirSource) {
   }
 }
 
-TEST(VulkanGpu, SwigluAndAddDispatchTheShadersFromCuda) {
+TEST(VulkanGpu, OpsDispatchTheShadersFromCuda) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   TRUENO_REQUIRE_DECY_SHADERS();
   Context& c = testing::test_context();
   ASSERT_TRUE(c.decy_shaders());  // the default
-  for (std::size_t n : {1u, 172u, 4096u}) {
+  // kv_append's module stores u16 elements and indexes with u64 (lavapipe has both).
+  const bool kv_runs = c.info().storage_16bit && c.info().int64;
+  for (std::size_t n : {2u, 172u, 4096u}) {
     EXPECT_STREQ(swiglu_module(c, n), "swiglu_decy") << n;
     EXPECT_STREQ(add_inplace_module(c, n), "add_decy") << n;
+    EXPECT_STREQ(kv_append_module(c, n, 1), kv_runs ? "kv_append_decy" : "kv_append") << n;
+    EXPECT_STREQ(kv_append_module(c, n, 3), "kv_append") << n << ": the CUDA kernel appends one row";
   }
   // Past the 1-D grid the CUDA launch has (groups of 256), the hand-written shaders' 2-D grid.
   const std::size_t too_many = (static_cast<std::size_t>(c.info().max_workgroup_count_x) + 1) * 256;
   EXPECT_STREQ(swiglu_module(c, too_many), "swiglu") << too_many;
   EXPECT_STREQ(add_inplace_module(c, too_many), "add") << too_many;
+  EXPECT_STREQ(kv_append_module(c, too_many, 1), "kv_append") << too_many;
   c.set_decy_shaders(false);
   EXPECT_STREQ(swiglu_module(c, 4096), "swiglu");
   EXPECT_STREQ(add_inplace_module(c, 4096), "add");
+  EXPECT_STREQ(kv_append_module(c, 4096, 1), "kv_append");
   c.set_decy_shaders(true);
 }
 

@@ -121,41 +121,51 @@ void BM_VulkanGemm(benchmark::State& state) {
 BENCHMARK(BM_VulkanGemm)->Args({12, 4096, 4096, 1})->Args({12, 11008, 4096, 1})->Args({14, 4096, 11008, 1})->Args({12, 4096, 4096, 0})
     ->Iterations(3)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
-// The element-wise ops through the module decy built from the CUDA kernel and through the hand-written
-// shader (Note [Vulkan shaders from CUDA], ops.cpp; issue 17 asks the decy module to be within 10% of the
-// hand-written one). Args: op (0 swiglu, 1 add_inplace), n, decy module (1) or hand-written (0). Each as
-// the backend dispatches it (the decy module in workgroups of 256 on a 1-D grid, the hand-written one in
-// 64 on a 2-D grid); GB/s counts the 12 bytes per value read and written.
-void BM_VulkanElementwiseFromCuda(benchmark::State& state) {
+// The ops whose module decy builds from the CUDA kernel, through it and through the hand-written shader
+// (Note [Vulkan shaders from CUDA], ops.cpp; issue 17 asks the decy module to be within 10% of the
+// hand-written one). Args: op (0 swiglu, 1 add_inplace, 2 kv_append of one row), n, decy module (1) or
+// hand-written (0). Each as the backend dispatches it (the decy module in workgroups of 256 on a 1-D grid,
+// the hand-written one in 64 on a 2-D grid, kv_append's a pair of values per invocation); GB/s counts the
+// 12 bytes per value read and written.
+void BM_VulkanShadersFromCuda(benchmark::State& state) {
   Context* c = bench_context(state);
   if (c == nullptr) return;
-  const bool swiglu_op = state.range(0) == 0, decy = state.range(2) != 0;
+  const int op = static_cast<int>(state.range(0));
   const auto n = static_cast<std::size_t>(state.range(1));
-  const bool was = c->decy_shaders();
+  const bool decy = state.range(2) != 0, was = c->decy_shaders();
   c->set_decy_shaders(decy);
-  const std::string module = swiglu_op ? swiglu_module(*c, n) : add_inplace_module(*c, n);
+  const std::string module = op == 0 ? swiglu_module(*c, n) : op == 1 ? add_inplace_module(*c, n) : kv_append_module(*c, n, 1);
   if (decy != module.ends_with("_decy")) {
     c->set_decy_shaders(was);
     state.SkipWithError(("skipped: no module built from CUDA through decy runs " + std::to_string(n) + " values here (" + module + ")").c_str());
     return;
   }
-  std::vector<float> ones(n, 0.5f);
-  Buffer a(*c, n * 4), b(*c, n * 4);
-  a.upload(ones.data(), n * 4), b.upload(ones.data(), n * 4);
+  constexpr int kSlots = 8;  // kv_append's cache: the recording appends at slot 3 of 8
+  const int pos = 3;
+  std::vector<float> halves(n, 0.5f);
+  const std::size_t cache_bytes = op == 2 ? kSlots * n * 2 : 4;
+  Buffer a(*c, n * 4), b(*c, n * 4), kc(*c, cache_bytes), vc(*c, cache_bytes), p(*c, 4);
+  a.upload(halves.data(), n * 4), b.upload(halves.data(), n * 4), p.upload(&pos, 4);
   Recorder r(*c);
-  for (int i = 0; i < kDispatches; ++i) swiglu_op ? swiglu(r, a, b, n) : add_inplace(r, a, b, n);
+  for (int i = 0; i < kDispatches; ++i) {
+    if (op == 0) swiglu(r, a, b, n);
+    if (op == 1) add_inplace(r, a, b, n);
+    if (op == 2) kv_append(r, a, b, kc, vc, p, n);
+  }
   r.seal();
   c->set_decy_shaders(was);
   for (auto _ : state) state.SetIterationTime(per_dispatch(r));
   state.SetLabel(module);
   state.counters["GB/s"] = benchmark::Counter(12.0 * static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
 }
-void elementwise_args(benchmark::internal::Benchmark* b) {
+void shaders_from_cuda_args(benchmark::internal::Benchmark* b) {
   for (int op : {0, 1})
     for (long n : {4096L, 14336L, 512L * 14336, 16L << 20})
       for (int decy : {1, 0}) b->Args({op, n, decy});
+  for (long n : {1024L, 4096L, 1L << 20})  // one token's keys of 8 KV heads of 128 values, and larger
+    for (int decy : {1, 0}) b->Args({2, n, decy});
 }
-BENCHMARK(BM_VulkanElementwiseFromCuda)->Apply(elementwise_args)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_VulkanShadersFromCuda)->Apply(shaders_from_cuda_args)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // One small dispatch (add of 256 floats) and its barrier: the fixed cost per dispatch of a decode step.
 void BM_VulkanDispatchWithBarrier(benchmark::State& state) {

@@ -53,6 +53,10 @@ void rope(Recorder& r, Buffer& v, int heads, const Buffer& pos, const RopeParams
 // rows > 1: rows x n values each, row r into slot pos + r.
 void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, Buffer& v_cache, const Buffer& pos, std::size_t n,
                std::size_t rows = 1);
+// The module kv_append dispatches on c: "kv_append_decy" (from src/cuda/kernels/layer_ops.cu through decy)
+// for one row where the build made it and the device can run it, else "kv_append" (Note [Vulkan shaders
+// from CUDA], ops.cpp).
+const char* kv_append_module(const Context& c, std::size_t n, std::size_t rows);
 
 // g[i] = silu(g[i]) * u[i] (trueno::ops::swiglu, in place).
 void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n);
