@@ -2,7 +2,8 @@
 // the build's list (TRUENO_VULKAN_DECY_SHADERS, from src/vulkan/CMakeLists.txt) is embedded with its
 // CUDA source, and the ops dispatch it, so a build that silently fell back to the hand-written shaders
 // fails here. Without decy every test skips visibly with the build's reason. Their results against the
-// CPU: VulkanGpu.ElementwiseLayerOpsMatchTheCpu (vulkan_test.cpp), both ways.
+// CPU, both ways: VulkanGpu.ElementwiseLayerOpsMatchTheCpu, VulkanGpu.RopeAndKvAppendMatchTheCpu
+// (vulkan_test.cpp), VulkanGpu.PromptRowsMatchTheCpu (attention_test.cpp).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -35,7 +36,7 @@ std::vector<std::string> built_from_cuda() {
 TEST(Vulkan, ShadersFromCudaAreEmbeddedWithTheirSource) {
   TRUENO_REQUIRE_DECY_SHADERS();
   const std::vector<std::string> names = built_from_cuda();
-  for (const char* op : {"swiglu_decy", "add_decy", "kv_append_decy"})  // the modules ops.cpp asks for
+  for (const char* op : {"swiglu_decy", "add_decy", "kv_append_decy", "add_rows_decy"})  // the modules ops.cpp asks for
     EXPECT_NE(std::find(names.begin(), names.end(), op), names.end()) << op << " is not in the build's list";
   for (const std::string& name : names) {
     const EmbeddedShader* s = find_shader(name);
@@ -43,9 +44,10 @@ TEST(Vulkan, ShadersFromCudaAreEmbeddedWithTheirSource) {
     const std::string source = s->source;
     EXPECT_TRUE(source.starts_with("src/cuda/kernels/") && source.ends_with(" through decy")) << name << ": " << source;
     // The hand-written shader it stands in for stays embedded, and is another module.
-    ASSERT_TRUE(name.ends_with("_decy")) << name;
-    const EmbeddedShader* hand = find_shader(name.substr(0, name.size() - 5));
-    ASSERT_NE(hand, nullptr) << name << " has no hand-written counterpart";
+    EXPECT_TRUE(name.ends_with("_decy")) << name << ": ops.cpp launches a module named so as its CUDA kernel";
+    const EmbeddedShader* hand = find_shader(s->stands_for);
+    ASSERT_NE(hand, nullptr) << name << " stands in for '" << s->stands_for << "', which is not embedded";
+    EXPECT_STREQ(hand->stands_for, "") << hand->name;
     EXPECT_TRUE(std::string(hand->source).starts_with("src/vulkan/shaders/")) << hand->source;
     EXPECT_FALSE(hand->word_count == s->word_count && std::equal(s->words, s->words + s->word_count, hand->words))
         << name << " is the hand-written module's SPIR-V";
@@ -64,16 +66,20 @@ TEST(VulkanGpu, OpsDispatchTheShadersFromCuda) {
     EXPECT_STREQ(add_inplace_module(c, n), "add_decy") << n;
     EXPECT_STREQ(kv_append_module(c, n, 1), kv_runs ? "kv_append_decy" : "kv_append") << n;
     EXPECT_STREQ(kv_append_module(c, n, 3), "kv_append") << n << ": the CUDA kernel appends one row";
+    EXPECT_STREQ(add_bias_module(c, 20, n), c.info().int64 ? "add_rows_decy" : "add") << n;
   }
+  EXPECT_STREQ(add_bias_module(c, static_cast<std::size_t>(c.info().max_workgroup_count_y) + 1, 64), "add") << "a row per workgroup row";
   // Past the 1-D grid the CUDA launch has (groups of 256), the hand-written shaders' 2-D grid.
   const std::size_t too_many = (static_cast<std::size_t>(c.info().max_workgroup_count_x) + 1) * 256;
   EXPECT_STREQ(swiglu_module(c, too_many), "swiglu") << too_many;
   EXPECT_STREQ(add_inplace_module(c, too_many), "add") << too_many;
   EXPECT_STREQ(kv_append_module(c, too_many, 1), "kv_append") << too_many;
+  EXPECT_STREQ(add_bias_module(c, 1, too_many), "add") << too_many;
   c.set_decy_shaders(false);
   EXPECT_STREQ(swiglu_module(c, 4096), "swiglu");
   EXPECT_STREQ(add_inplace_module(c, 4096), "add");
   EXPECT_STREQ(kv_append_module(c, 4096, 1), "kv_append");
+  EXPECT_STREQ(add_bias_module(c, 20, 4096), "add");
   c.set_decy_shaders(true);
 }
 

@@ -137,22 +137,24 @@ void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
 // Note [Vulkan shaders from CUDA]
 // Some ops dispatch a module that decy (docs/DECY.md) translated at build time from the CUDA backend's own
 // kernel (vulkan_decy_shader_list in src/vulkan/CMakeLists.txt): swiglu, add_inplace and kv_append from
-// layer_ops.cu, so one CUDA source defines what both backends compute. The module keeps the CUDA kernel's
-// interface and is launched as CUDA launches the kernel (src/cuda/ops/layer.cpp): the pointer parameters
-// are the bindings in order (g, u; x, y; k, v, k cache, v cache, pos: the Vulkan ops' order too), `int n`
-// is the 4-byte push constant, a workgroup of kDecyBlock = 256 invocations (specialization constant 0 =
-// blockDim.x) per block, and a 1-D grid (the kernel's index is blockIdx.x * blockDim.x + threadIdx.x,
-// guarded by i < n). The hand-written shader (kept under the op's old module name) runs where that does
-// not fit: more workgroups than maxComputeWorkGroupCount[0] (65535 on lavapipe: above 16.7M values; the
-// hand-written shaders spread over a 2-D grid), a thread index past INT_MAX (the kernel's int), workgroups
-// of 256 above the device's limit, no decy module in the build (cmake/TruenoDecy.cmake), or
-// Context::decy_shaders() off; for kv_append also more than one row (the CUDA kernel appends one, at *pos:
-// the decode step; a prompt's rows go through the hand-written shader) and a device without
-// storageBuffer16BitAccess or shaderInt64 (the module stores u16 elements and indexes the cache with u64,
-// where the hand-written shader stores pairs of halves as 32-bit words). Both compute the same (silu(g) *
-// u with the device's exp; one f32 addition; f16 rounded to nearest even), are held to the same entry of
-// contracts/gpu/vulkan.yaml and are tested both ways (VulkanGpu.ElementwiseLayerOpsMatchTheCpu,
-// VulkanGpu.RopeAndKvAppendMatchTheCpu).
+// layer_ops.cu, add_bias from prefill_ops.cu's add_rows, so one CUDA source defines what both backends
+// compute. The module keeps the CUDA kernel's interface and is launched as CUDA launches the kernel
+// (src/cuda/ops/layer.cpp, prefill.cpp): the pointer parameters are the bindings in order (g, u; x, y; k,
+// v, k cache, v cache, pos; y, b: the Vulkan ops' order too), `int n` is the 4-byte push constant, a
+// workgroup of kDecyBlock = 256 invocations (specialization constant 0 = blockDim.x) per block, and a 1-D
+// grid (the kernel's index is blockIdx.x * blockDim.x + threadIdx.x, guarded by i < n; add_rows' row is
+// blockIdx.y, one per row). The hand-written shader (kept under the op's old module name) runs where that
+// does not fit: more workgroups than maxComputeWorkGroupCount (65535 on lavapipe: above 16.7M values or
+// 65535 rows; the hand-written shaders spread over a 2-D grid), a thread index past INT_MAX (the kernel's
+// int), workgroups of 256 above the device's limit, no decy module in the build (cmake/TruenoDecy.cmake),
+// or Context::decy_shaders() off; for kv_append also more than one row (the CUDA kernel appends one, at
+// *pos: the decode step; a prompt's rows go through the hand-written shader); for kv_append and add_rows a
+// device without shaderInt64 (they index with u64), for kv_append without storageBuffer16BitAccess (it
+// stores u16 elements, where the hand-written shader stores pairs of halves as 32-bit words). Both compute
+// the same (silu(g) * u with the device's exp; one f32 addition; f16 rounded to nearest even), are held to
+// the same entry of contracts/gpu/vulkan.yaml (EmbeddedShader::stands_for) and are tested both ways
+// (VulkanGpu.ElementwiseLayerOpsMatchTheCpu, VulkanGpu.RopeAndKvAppendMatchTheCpu,
+// VulkanGpu.PromptRowsMatchTheCpu).
 namespace {
 constexpr std::uint32_t kDecyBlock = 256;
 
@@ -255,7 +257,22 @@ const char* add_inplace_module(const Context& c, std::size_t n) { return decy_fi
 
 void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, swiglu_module(r.context(), n), g, u, n, n); }
 void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, add_inplace_module(r.context(), n), y, x, n, n); }
-void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n) { elementwise(r, "add", y, b, rows * n, n); }
+const char* add_bias_module(const Context& c, std::size_t rows, std::size_t n) {
+  const bool fits = rows >= 1 && rows <= c.info().max_workgroup_count_y && c.info().int64 && decy_fits(c, "add_rows_decy", n);
+  return fits ? "add_rows_decy" : "add";
+}
+
+void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n) {
+  const char* module = add_bias_module(r.context(), rows, n);
+  if (module == std::string_view("add")) return elementwise(r, "add", y, b, rows * n, n);
+  need(n > 0, strcat("vulkan ", module, ": empty rows"));
+  need_bytes(y, rows * n * 4, module, "y");
+  need_bytes(b, n * 4, module, "b");
+  const std::array<std::uint32_t, 1> spec = {kDecyBlock};
+  const auto push = static_cast<std::int32_t>(n);  // int n; decy_fits checked the range
+  const auto gx = static_cast<std::uint32_t>((n + kDecyBlock - 1) / kDecyBlock);
+  r.dispatch(r.context().pipeline(module, 2, 4, spec), {&y, &b}, push, gx, static_cast<std::uint32_t>(rows));  // row = blockIdx.y
+}
 
 // Note [Vulkan decode attention]
 // Three dispatches, as the CUDA decode attention: (1) per (chunk of 64 positions, head) the scores and

@@ -16,6 +16,9 @@ struct EmbeddedShader {
   // What it was built from: "src/vulkan/shaders/gemv.comp -DUSE_SUBGROUP=1", "src/cuda/kernels/layer_ops.cu
   // swiglu through decy".
   const char* source;
+  // A module built from a CUDA kernel through decy: the hand-written module it stands in for ("add" for
+  // "add_decy" and "add_rows_decy"), whose contract it is held to; "" for a hand-written module.
+  const char* stands_for;
 };
 extern const EmbeddedShader kEmbeddedShaders[];
 extern const std::size_t kEmbeddedShaderCount;

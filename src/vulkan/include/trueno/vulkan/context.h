@@ -49,7 +49,7 @@ struct DeviceInfo {
   std::string coopmat_shapes;  // "16x8x16 16x16x16" (f16 inputs, f32 accumulators)
   std::uint64_t max_storage_buffer_range = 0;
   std::uint32_t max_workgroup_invocations = 0, max_push_constants = 0;
-  std::uint32_t max_workgroup_count_x = 0;  // maxComputeWorkGroupCount[0] (at least 65535)
+  std::uint32_t max_workgroup_count_x = 0, max_workgroup_count_y = 0;  // maxComputeWorkGroupCount[0], [1] (at least 65535)
   std::uint8_t pipeline_cache_uuid[VK_UUID_SIZE] = {};
   std::vector<MemoryHeap> heaps;
   // "llvmpipe (LLVM 15.0.6, 256 bits) (cpu, Vulkan 1.3.230, driver ..., subgroup 8 with arithmetic, 16-bit

@@ -69,6 +69,9 @@ const char* swiglu_module(const Context& c, std::size_t n);
 const char* add_inplace_module(const Context& c, std::size_t n);
 // y[r][i] += b[i] for rows of n values (a bias on every row).
 void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n);
+// The module add_bias dispatches on c: "add_rows_decy" (src/cuda/kernels/prefill_ops.cu's add_rows through
+// decy) where the build made it and it fits, else "add" (Note [Vulkan shaders from CUDA], ops.cpp).
+const char* add_bias_module(const Context& c, std::size_t rows, std::size_t n);
 // Decode attention for one query position (positions 0..pos attended, pos read from the int32 buffer):
 // att[h] = softmax(q_h . K_kvh / sqrt(head_dim)) V_kvh for every head h, kvh = h / group, over the f16
 // caches (slots x kv_row), with q and the softmax weights rounded to f16 as the CPU pass does. Split over
