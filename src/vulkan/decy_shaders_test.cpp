@@ -44,7 +44,7 @@ TEST(Vulkan, ShadersFromCudaAreEmbeddedWithTheirSource) {
     const std::string source = s->source;
     EXPECT_TRUE(source.starts_with("src/cuda/kernels/") && source.ends_with(" through decy")) << name << ": " << source;
     // The hand-written shader it stands in for stays embedded, and is another module.
-    EXPECT_TRUE(name.ends_with("_decy")) << name << ": ops.cpp launches a module named so as its CUDA kernel";
+    EXPECT_TRUE(name.ends_with("_decy")) << name << ": ops.cpp gives a module named <shader>_decy its CUDA kernel's interface";
     const EmbeddedShader* hand = find_shader(s->stands_for);
     ASSERT_NE(hand, nullptr) << name << " stands in for '" << s->stands_for << "', which is not embedded";
     EXPECT_STREQ(hand->stands_for, "") << hand->name;
