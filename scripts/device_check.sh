@@ -43,6 +43,8 @@ if [ "${SKIP_BENCH:-0}" != 1 ]; then
     $B/bin/realizar bench -m /tmp/7b.gguf --backend vulkan -p 512 -n 128 -r 3 2>&1 | tee "$out/bench7b-vulkan.log" | tail -3
     $B/bin/realizar synth --preset llama-1b --quant q4_k_m --out /tmp/1b.gguf >/dev/null 2>&1
     $B/bin/realizar bench -m /tmp/1b.gguf --backend vulkan -p 512 -n 128 -r 3 2>&1 | tee "$out/bench1b-vulkan.log" | tail -3
+    # Issue 17: the Vulkan modules built from CUDA through decy against the hand-written ones (within 10%).
+    $B/bin/trueno_bench --benchmark_filter=BM_VulkanShadersFromCuda 2>&1 | grep -E '^BM_' | tee "$out/vulkan-from-cuda.log"
   fi
   # Aggregate decode of sequences stepped together (Note [CUDA batched step]).
   $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda -p 0 -n 64 -r 2 -c 128 --batch ${BATCHES:-1,4,16,64} 2>&1 | tee "$out/batch7b.log" | tail -6

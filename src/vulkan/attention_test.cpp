@@ -144,15 +144,24 @@ TEST(VulkanGpu, PromptRowsMatchTheCpu) {
   }
   EXPECT_EQ(kgot[(p0 - 1) * kv_row], 0u) << "the slot before the rows is untouched";
   EXPECT_EQ(kgot[(p0 + rows) * kv_row], 0u) << "the slot after the rows is untouched";
-  // add_bias: every row plus the bias.
-  const auto b = random_vector(hd, rng);
-  Buffer dy = to_device(x), db = to_device(b);
-  Recorder brec(c);
-  add_bias(brec, dy, db, rows * heads, hd);
-  brec.submit();
-  std::vector<float> want = x;
-  for (std::size_t i = 0; i < want.size(); ++i) want[i] += b[i % hd];
-  expect_contract("add", from_device(dy, x.size()), want, "bias over 20 rows");
+  // add_bias: every row plus the bias, through the module built from the CUDA kernel, then the
+  // hand-written one; rows of 64 values (one part of a workgroup) and of 300 (one and a part).
+  for (bool decy : {true, false}) {
+    c.set_decy_shaders(decy);
+    for (const std::size_t n : {hd, std::size_t{300}}) {
+      const std::size_t bias_rows = x.size() / n;
+      const auto b = random_vector(n, rng);
+      Buffer dy = to_device(x), db = to_device(b);
+      Recorder brec(c);
+      add_bias(brec, dy, db, bias_rows, n);
+      brec.submit();
+      std::vector<float> want = x;
+      for (std::size_t i = 0; i < bias_rows * n; ++i) want[i] += b[i % n];
+      expect_contract("add", from_device(dy, x.size()), want,
+                      "bias of " + std::to_string(n) + " over " + std::to_string(bias_rows) + " rows " + add_bias_module(c, bias_rows, n));
+    }
+  }
+  c.set_decy_shaders(true);
 }
 
 TEST(VulkanGpu, AttentionShapeErrorsAreNamed) {

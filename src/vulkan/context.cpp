@@ -129,6 +129,8 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
   }
   d.max_storage_buffer_range = base.limits.maxStorageBufferRange;
   d.max_workgroup_invocations = base.limits.maxComputeWorkGroupInvocations;
+  d.max_workgroup_count_x = base.limits.maxComputeWorkGroupCount[0];
+  d.max_workgroup_count_y = base.limits.maxComputeWorkGroupCount[1];
   d.max_push_constants = base.limits.maxPushConstantsSize;
   std::memcpy(d.pipeline_cache_uuid, base.pipelineCacheUUID, VK_UUID_SIZE);
   VkPhysicalDeviceMemoryProperties mem{};

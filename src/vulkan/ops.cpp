@@ -5,8 +5,10 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <string_view>
 
 #include "core/strings.h"
+#include "vulkan/shaders.h"
 
 namespace trueno::vulkan {
 namespace {
@@ -132,6 +134,43 @@ void gemm(Recorder& r, QuantType type, const Buffer& w, std::size_t rows, std::s
   r.dispatch(c.pipeline("gemm", 3, sizeof push, spec), {&w, &x, &y}, &push, sizeof push, gx, gy);
 }
 
+// Note [Vulkan shaders from CUDA]
+// Some ops dispatch a module that decy (docs/DECY.md) translated at build time from the CUDA backend's own
+// kernel (vulkan_decy_shader_list in src/vulkan/CMakeLists.txt): swiglu, add_inplace and kv_append from
+// layer_ops.cu, add_bias from prefill_ops.cu's add_rows, so one CUDA source defines what both backends
+// compute. The module keeps the CUDA kernel's interface and is launched as CUDA launches the kernel
+// (src/cuda/ops/layer.cpp, prefill.cpp): the pointer parameters are the bindings in order (g, u; x, y; k,
+// v, k cache, v cache, pos; y, b: the Vulkan ops' order too), `int n` is the 4-byte push constant, a
+// workgroup of kDecyBlock = 256 invocations (specialization constant 0 = blockDim.x) per block, and a 1-D
+// grid (the kernel's index is blockIdx.x * blockDim.x + threadIdx.x, guarded by i < n; add_rows' row is
+// blockIdx.y, one per row). The hand-written shader (kept under the op's old module name) runs where that
+// does not fit: more workgroups than maxComputeWorkGroupCount (65535 on lavapipe: above 16.7M values or
+// 65535 rows; the hand-written shaders spread over a 2-D grid), a thread index past INT_MAX (the kernel's
+// int), workgroups of 256 above the device's limit, no decy module in the build (cmake/TruenoDecy.cmake),
+// or Context::decy_shaders() off; for kv_append also more than one row (the CUDA kernel appends one, at
+// *pos: the decode step; a prompt's rows go through the hand-written shader); for kv_append and add_rows a
+// device without shaderInt64 (they index with u64), for kv_append without storageBuffer16BitAccess (it
+// stores u16 elements, where the hand-written shader stores pairs of halves as 32-bit words). Both compute
+// the same (silu(g) * u with the device's exp; one f32 addition; f16 rounded to nearest even), are held to
+// the same entry of contracts/gpu/vulkan.yaml (EmbeddedShader::stands_for) and are tested both ways
+// (VulkanGpu.ElementwiseLayerOpsMatchTheCpu, VulkanGpu.RopeAndKvAppendMatchTheCpu,
+// VulkanGpu.PromptRowsMatchTheCpu).
+namespace {
+constexpr std::uint32_t kDecyBlock = 256;
+
+// Whether the decy-built `module` runs n values on c (Note [Vulkan shaders from CUDA]).
+bool decy_fits(const Context& c, const char* module, std::size_t n) {
+  if (!c.decy_shaders() || find_shader(module) == nullptr || n == 0 || kDecyBlock > c.info().max_workgroup_invocations) return false;
+  const std::size_t groups = (n + kDecyBlock - 1) / kDecyBlock;
+  return groups <= c.info().max_workgroup_count_x && groups * kDecyBlock - 1 <= 0x7fffffffu;
+}
+}  // namespace
+
+const char* kv_append_module(const Context& c, std::size_t n, std::size_t rows) {
+  const bool fits = rows == 1 && c.info().storage_16bit && c.info().int64 && decy_fits(c, "kv_append_decy", n);
+  return fits ? "kv_append_decy" : "kv_append";
+}
+
 void rmsnorm(Recorder& r, const Buffer& x, const Buffer& weight, float eps, Buffer& out, std::size_t count, std::size_t n) {
   Context& c = r.context();
   need(count > 0 && n > 0, "vulkan rmsnorm: empty");
@@ -178,6 +217,12 @@ void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, B
   need_bytes(k_cache, rows * n * 2, "kv_append", "k_cache");
   need_bytes(v_cache, rows * n * 2, "kv_append", "v_cache");
   need_bytes(pos, 4, "kv_append", "pos");
+  if (const char* module = kv_append_module(c, n, rows); module != std::string_view("kv_append")) {  // the CUDA kernel's launch
+    const std::array<std::uint32_t, 1> spec = {kDecyBlock};
+    const auto push = static_cast<std::int32_t>(n);  // int n; decy_fits checked the range
+    r.dispatch(c.pipeline(module, 5, 4, spec), {&k, &v, &k_cache, &v_cache, &pos}, push, static_cast<std::uint32_t>((n + kDecyBlock - 1) / kDecyBlock));
+    return;
+  }
   const std::array<std::uint32_t, 1> spec = {kWg};
   const Pipeline& p = c.pipeline("kv_append", 5, 8, spec);
   const std::uint32_t push[2] = {u32(n, "kv_append"), u32(rows, "kv_append")};
@@ -186,10 +231,19 @@ void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, B
 }
 
 namespace {
+// a[i] op= b[i % b_n] for i < n. A module named "<shader>_decy" has the CUDA kernel's interface (b_n == n).
 void elementwise(Recorder& r, const char* module, Buffer& a, const Buffer& b, std::size_t n, std::size_t b_n) {
   need(n > 0 && b_n > 0 && n % b_n == 0, strcat("vulkan ", module, ": ", n, " values, ", b_n, " to repeat over them"));
   need_bytes(a, n * 4, module, "a");
   need_bytes(b, b_n * 4, module, "b");
+  if (std::string_view(module).ends_with("_decy")) {
+    need(b_n == n, strcat("vulkan ", module, ": the CUDA kernel repeats nothing (", b_n, " of ", n, ")"));
+    const std::array<std::uint32_t, 1> spec = {kDecyBlock};
+    const Pipeline& p = r.context().pipeline(module, 2, 4, spec);
+    const auto push = static_cast<std::int32_t>(n);  // int n; decy_fits checked the range
+    r.dispatch(p, {&a, &b}, push, static_cast<std::uint32_t>((n + kDecyBlock - 1) / kDecyBlock));
+    return;
+  }
   const std::array<std::uint32_t, 1> spec = {kWg};
   const Pipeline& p = r.context().pipeline(module, 2, 8, spec);
   const std::uint32_t push[2] = {u32(n, module), u32(b_n, module)};
@@ -198,9 +252,27 @@ void elementwise(Recorder& r, const char* module, Buffer& a, const Buffer& b, st
 }
 }  // namespace
 
-void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, "swiglu", g, u, n, n); }
-void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, "add", y, x, n, n); }
-void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n) { elementwise(r, "add", y, b, rows * n, n); }
+const char* swiglu_module(const Context& c, std::size_t n) { return decy_fits(c, "swiglu_decy", n) ? "swiglu_decy" : "swiglu"; }
+const char* add_inplace_module(const Context& c, std::size_t n) { return decy_fits(c, "add_decy", n) ? "add_decy" : "add"; }
+
+void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n) { elementwise(r, swiglu_module(r.context(), n), g, u, n, n); }
+void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n) { elementwise(r, add_inplace_module(r.context(), n), y, x, n, n); }
+
+const char* add_bias_module(const Context& c, std::size_t rows, std::size_t n) {
+  const bool fits = rows >= 1 && rows <= c.info().max_workgroup_count_y && c.info().int64 && decy_fits(c, "add_rows_decy", n);
+  return fits ? "add_rows_decy" : "add";
+}
+
+void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n) {
+  const char* module = add_bias_module(r.context(), rows, n);
+  if (module == std::string_view("add")) return elementwise(r, "add", y, b, rows * n, n);  // also where rows or n is 0
+  need_bytes(y, rows * n * 4, module, "y");
+  need_bytes(b, n * 4, module, "b");
+  const std::array<std::uint32_t, 1> spec = {kDecyBlock};
+  const auto push = static_cast<std::int32_t>(n);  // int n; decy_fits checked the range
+  const auto gx = static_cast<std::uint32_t>((n + kDecyBlock - 1) / kDecyBlock);
+  r.dispatch(r.context().pipeline(module, 2, 4, spec), {&y, &b}, push, gx, static_cast<std::uint32_t>(rows));  // row = blockIdx.y
+}
 
 // Note [Vulkan decode attention]
 // Three dispatches, as the CUDA decode attention: (1) per (chunk of 64 positions, head) the scores and

@@ -2,13 +2,15 @@
 // GEMV of the 7B shapes in every weight type gemv_rows / gemv take, and the cost of one dispatch with its
 // barrier (what a decode step of ~450 dispatches pays besides the bytes). Each measurement replays one
 // recorded command buffer of kDispatches dispatches (submit + wait, wall clock); weights rotate through
-// 256 MiB of copies, so no dispatch finds its matrix in the L2. Without a Vulkan device (or on a CPU
+// 256 MiB of copies, so no dispatch finds its matrix in the L2. Also swiglu and add through the shaders
+// decy built from the CUDA kernels against the hand-written ones. Without a Vulkan device (or on a CPU
 // device such as lavapipe, where these numbers mean nothing) every benchmark says "skipped: ...".
 #include <benchmark/benchmark.h>
 
 #include <chrono>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "trueno/quant.h"
@@ -118,6 +120,60 @@ void BM_VulkanGemm(benchmark::State& state) {
 }
 BENCHMARK(BM_VulkanGemm)->Args({12, 4096, 4096, 1})->Args({12, 11008, 4096, 1})->Args({14, 4096, 11008, 1})->Args({12, 4096, 4096, 0})
     ->Iterations(3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The ops whose module decy builds from the CUDA kernel, through it and through the hand-written shader
+// (Note [Vulkan shaders from CUDA], ops.cpp; issue 17 asks the decy module to be within 10% of the
+// hand-written one). Args: op (0 swiglu, 1 add_inplace, 2 kv_append of one row, 3 add_bias over 512 rows
+// of n), n, decy module (1) or hand-written (0). Each as the backend dispatches it (the decy module in
+// workgroups of 256 on a 1-D grid, add_rows a row per workgroup row; the hand-written one in 64 on a 2-D
+// grid, kv_append's a pair of values per invocation); GB/s counts the 12 bytes per value read and written
+// (8 for add_bias).
+void BM_VulkanShadersFromCuda(benchmark::State& state) {
+  Context* c = bench_context(state);
+  if (c == nullptr) return;
+  const int op = static_cast<int>(state.range(0));
+  const auto n = static_cast<std::size_t>(state.range(1));
+  const bool decy = state.range(2) != 0, was = c->decy_shaders();
+  c->set_decy_shaders(decy);
+  constexpr std::size_t kBiasRows = 512;
+  const std::string module = op == 0   ? swiglu_module(*c, n)
+                             : op == 1 ? add_inplace_module(*c, n)
+                             : op == 2 ? kv_append_module(*c, n, 1)
+                                       : add_bias_module(*c, kBiasRows, n);
+  if (decy != module.ends_with("_decy")) {
+    c->set_decy_shaders(was);
+    state.SkipWithError(("skipped: no module built from CUDA through decy runs " + std::to_string(n) + " values here (" + module + ")").c_str());
+    return;
+  }
+  constexpr int kSlots = 8;  // kv_append's cache: the recording appends at slot 3 of 8
+  const int pos = 3;
+  const std::size_t values = op == 3 ? kBiasRows * n : n, cache_bytes = op == 2 ? kSlots * n * 2 : 4;  // values: a's
+  std::vector<float> halves(values, 0.5f);
+  Buffer a(*c, values * 4), b(*c, n * 4), kc(*c, cache_bytes), vc(*c, cache_bytes), p(*c, 4);
+  a.upload(halves.data(), values * 4), b.upload(halves.data(), n * 4), p.upload(&pos, 4);
+  Recorder r(*c);
+  for (int i = 0; i < kDispatches; ++i) {
+    if (op == 0) swiglu(r, a, b, n);
+    if (op == 1) add_inplace(r, a, b, n);
+    if (op == 2) kv_append(r, a, b, kc, vc, p, n);
+    if (op == 3) add_bias(r, a, b, kBiasRows, n);
+  }
+  r.seal();
+  c->set_decy_shaders(was);
+  for (auto _ : state) state.SetIterationTime(per_dispatch(r));
+  state.SetLabel(module);
+  state.counters["GB/s"] = benchmark::Counter((op == 3 ? 8.0 : 12.0) * static_cast<double>(values), benchmark::Counter::kIsIterationInvariantRate);
+}
+void shaders_from_cuda_args(benchmark::internal::Benchmark* b) {
+  for (int op : {0, 1})
+    for (long n : {4096L, 14336L, 512L * 14336, 16L << 20})
+      for (int decy : {1, 0}) b->Args({op, n, decy});
+  for (long n : {1024L, 4096L, 1L << 20})  // one token's keys of 8 KV heads of 128 values, and larger
+    for (int decy : {1, 0}) b->Args({2, n, decy});
+  for (long n : {1024L, 4096L})  // a prompt's k and q biases
+    for (int decy : {1, 0}) b->Args({3, n, decy});
+}
+BENCHMARK(BM_VulkanShadersFromCuda)->Apply(shaders_from_cuda_args)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // One small dispatch (add of 256 floats) and its barrier: the fixed cost per dispatch of a decode step.
 void BM_VulkanDispatchWithBarrier(benchmark::State& state) {

@@ -74,7 +74,8 @@ TEST(Vulkan, VkResultsAreNamed) {
   }
 }
 
-// Every embedded shader module (its source: a variant "x_subgroup" is shader "x") has an entry in
+// Every embedded shader module (its source: a variant "x_subgroup" is shader "x", and a module built from
+// a CUDA kernel through decy is the shader it stands in for) has an entry in
 // contracts/gpu/vulkan.yaml, and every entry names an existing VulkanGpu test.
 TEST(Vulkan, EveryShaderHasAContract) {
   const YAML::Node root = YAML::LoadFile(test::contracts_dir() + "/gpu/vulkan.yaml");
@@ -95,6 +96,7 @@ TEST(Vulkan, EveryShaderHasAContract) {
     std::string name = kEmbeddedShaders[i].name;
     if (name.ends_with("_fault")) name.resize(name.size() - 6);  // test-only faulty builds
     if (name.ends_with("_subgroup")) name.resize(name.size() - 9);
+    if (*kEmbeddedShaders[i].stands_for != '\0') name = kEmbeddedShaders[i].stands_for;  // built from a CUDA kernel
     EXPECT_TRUE(covered.contains(name)) << "shader " << kEmbeddedShaders[i].name << " has no contract in contracts/gpu/vulkan.yaml";
   }
 }
@@ -256,24 +258,28 @@ TEST(VulkanGpu, ElementwiseLayerOpsMatchTheCpu) {
       expect_contract("rmsnorm", from_device(out, 3 * n), want, std::to_string(n) + (subgroup ? " subgroup" : " shared"));
     }
     c.set_subgroup_reductions(both);
-    {
-      std::vector<float> want(n);
-      ops::swiglu(x, y, want);
-      Buffer dg = to_device(x), du = to_device(y);
-      Recorder rec(c);
-      swiglu(rec, dg, du, n);
-      rec.submit();
-      expect_contract("swiglu", from_device(dg, n), want, std::to_string(n));
+    for (bool decy : {true, false}) {  // the shaders built from the CUDA kernels, then the hand-written ones
+      c.set_decy_shaders(decy);
+      {
+        std::vector<float> want(n);
+        ops::swiglu(x, y, want);
+        Buffer dg = to_device(x), du = to_device(y);
+        Recorder rec(c);
+        swiglu(rec, dg, du, n);
+        rec.submit();
+        expect_contract("swiglu", from_device(dg, n), want, std::to_string(n) + " " + swiglu_module(c, n));
+      }
+      {
+        std::vector<float> want(n);
+        ops::add(x, y, want);
+        Buffer dx = to_device(x), dy = to_device(y);
+        Recorder rec(c);
+        add_inplace(rec, dx, dy, n);
+        rec.submit();
+        expect_contract("add", from_device(dx, n), want, std::to_string(n) + " " + add_inplace_module(c, n));
+      }
     }
-    {
-      std::vector<float> want(n);
-      ops::add(x, y, want);
-      Buffer dx = to_device(x), dy = to_device(y);
-      Recorder rec(c);
-      add_inplace(rec, dx, dy, n);
-      rec.submit();
-      expect_contract("add", from_device(dx, n), want, std::to_string(n));
-    }
+    c.set_decy_shaders(true);
   }
 }
 
@@ -310,28 +316,35 @@ TEST(VulkanGpu, RopeAndKvAppendMatchTheCpu) {
     }
   }
   // kv_append: f16 into slot pos, neighbours untouched; values across the f16 range (normal, subnormal,
-  // overflowing, ties) round to nearest even like the CPU's conversion.
-  const int n = 256, slots = 4, pos = 2;
-  auto k = random_vector(n, rng), v = random_vector(n, rng, 1000.0f);
-  const float specials[] = {0.0f, -0.0f, 1e-6f, -3e-7f, 6.1e-5f, 65504.0f, 65520.0f, 1e6f, -1e6f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 2.98e-8f};
-  for (std::size_t i = 0; i < std::size(specials); ++i) k[i] = specials[i];
-  Buffer dk = to_device(k), dv = to_device(v), kc(c, slots * n * 2), vc(c, slots * n * 2), dpos = to_device(&pos, sizeof pos);
-  Recorder rec(c);
-  rec.fill(kc, 0);
-  rec.fill(vc, 0);
-  kv_append(rec, dk, dv, kc, vc, dpos, n);
-  rec.submit();
-  const auto gk = from_device<std::uint16_t>(kc, slots * n), gv = from_device<std::uint16_t>(vc, slots * n);
-  std::vector<std::uint16_t> wk(n), wv(n);
-  ops::f32_to_f16(k, wk);
-  ops::f32_to_f16(v, wv);
-  std::vector<float> got, want;
-  for (int i = 0; i < slots * n; ++i) {
-    const bool in = i / n == pos;
-    got.push_back(static_cast<float>(gk[i])), got.push_back(static_cast<float>(gv[i]));
-    want.push_back(in ? static_cast<float>(wk[i % n]) : 0.0f), want.push_back(in ? static_cast<float>(wv[i % n]) : 0.0f);
+  // overflowing, ties) round to nearest even like the CPU's conversion. Through the module built from the
+  // CUDA kernel, then the hand-written one; 1002 values end in a part of a workgroup.
+  for (bool decy : {true, false}) {
+    c.set_decy_shaders(decy);
+    for (int n : {256, 1002}) {
+      const int slots = 4, pos = 2;
+      auto k = random_vector(n, rng), v = random_vector(n, rng, 1000.0f);
+      const float specials[] = {0.0f, -0.0f, 1e-6f, -3e-7f, 6.1e-5f, 65504.0f, 65520.0f, 1e6f, -1e6f, 1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 2.98e-8f};
+      for (std::size_t i = 0; i < std::size(specials); ++i) k[i] = specials[i];
+      Buffer dk = to_device(k), dv = to_device(v), kc(c, slots * n * 2), vc(c, slots * n * 2), dpos = to_device(&pos, sizeof pos);
+      Recorder rec(c);
+      rec.fill(kc, 0);
+      rec.fill(vc, 0);
+      kv_append(rec, dk, dv, kc, vc, dpos, n);
+      rec.submit();
+      const auto gk = from_device<std::uint16_t>(kc, slots * n), gv = from_device<std::uint16_t>(vc, slots * n);
+      std::vector<std::uint16_t> wk(n), wv(n);
+      ops::f32_to_f16(k, wk);
+      ops::f32_to_f16(v, wv);
+      std::vector<float> got, want;
+      for (int i = 0; i < slots * n; ++i) {
+        const bool in = i / n == pos;
+        got.push_back(static_cast<float>(gk[i])), got.push_back(static_cast<float>(gv[i]));
+        want.push_back(in ? static_cast<float>(wk[i % n]) : 0.0f), want.push_back(in ? static_cast<float>(wv[i % n]) : 0.0f);
+      }
+      expect_contract("kv_append", got, want, "f16 bits, 4 slots of " + std::to_string(n) + " " + kv_append_module(c, n, 1));
+    }
   }
-  expect_contract("kv_append", got, want, "f16 bits, 4 slots");
+  c.set_decy_shaders(true);
 }
 
 TEST(VulkanGpu, ArgmaxMatchesTheCpu) {

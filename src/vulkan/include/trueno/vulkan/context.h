@@ -49,6 +49,7 @@ struct DeviceInfo {
   std::string coopmat_shapes;  // "16x8x16 16x16x16" (f16 inputs, f32 accumulators)
   std::uint64_t max_storage_buffer_range = 0;
   std::uint32_t max_workgroup_invocations = 0, max_push_constants = 0;
+  std::uint32_t max_workgroup_count_x = 0, max_workgroup_count_y = 0;  // maxComputeWorkGroupCount[0], [1] (at least 65535)
   std::uint8_t pipeline_cache_uuid[VK_UUID_SIZE] = {};
   std::vector<MemoryHeap> heaps;
   // "llvmpipe (LLVM 15.0.6, 256 bits) (cpu, Vulkan 1.3.230, driver ..., subgroup 8 with arithmetic, 16-bit
@@ -206,6 +207,11 @@ class Context {
   bool coopmat_gemm() const { return coopmat_gemm_; }
   void set_coopmat_gemm(bool on) { coopmat_gemm_ = on && coopmat_enabled_; }  // tests cover both paths
   void set_subgroup_reductions(bool on) { subgroup_reductions_ = on && info_.subgroup_arithmetic; }
+  // Whether the ops that have a module built from a CUDA kernel through decy dispatch it where it fits
+  // (Note [Vulkan shaders from CUDA], ops.cpp), else their hand-written shaders: on unless switched off
+  // (tests and benchmarks run both).
+  bool decy_shaders() const { return decy_shaders_; }
+  void set_decy_shaders(bool on) { decy_shaders_ = on; }
 
   // The on-disk pipeline cache of this context (empty when off), whether it was loaded from disk at open,
   // and why an entry was rejected (corrupt, another device) when it was.
@@ -249,6 +255,7 @@ class Context {
   VkPhysicalDeviceMemoryProperties memory_{};
   std::uint64_t max_buffer_ = 0;
   bool coopmat_gemm_ = false, coopmat_enabled_ = false;  // in use; enabled on the VkDevice
+  bool decy_shaders_ = true;
   std::string fault_;  // TRUENO_VULKAN_FAULT (Note [Vulkan fault injection], context.cpp)
   std::mutex mu_, queue_mu_;
   std::map<std::string, std::unique_ptr<Pipeline>, std::less<>> pipelines_;

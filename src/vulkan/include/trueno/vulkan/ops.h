@@ -1,4 +1,4 @@
-// The Vulkan decode ops (shaders/*.comp), recorded into a Recorder (context.h): each call records one
+// The Vulkan decode ops (shaders/*.comp, some built from the CUDA kernels through decy), recorded into a Recorder (context.h): each call records one
 // dispatch; nothing runs until Recorder::submit(). Buffers are whole Vulkan buffers of the recorder's
 // context. Every op has a contract against its CPU kernel (contracts/gpu/vulkan.yaml).
 #pragma once
@@ -53,13 +53,25 @@ void rope(Recorder& r, Buffer& v, int heads, const Buffer& pos, const RopeParams
 // rows > 1: rows x n values each, row r into slot pos + r.
 void kv_append(Recorder& r, const Buffer& k, const Buffer& v, Buffer& k_cache, Buffer& v_cache, const Buffer& pos, std::size_t n,
                std::size_t rows = 1);
+// The module kv_append dispatches on c: "kv_append_decy" (from src/cuda/kernels/layer_ops.cu through decy)
+// for one row where the build made it and the device can run it, else "kv_append" (Note [Vulkan shaders
+// from CUDA], ops.cpp).
+const char* kv_append_module(const Context& c, std::size_t n, std::size_t rows);
 
 // g[i] = silu(g[i]) * u[i] (trueno::ops::swiglu, in place).
 void swiglu(Recorder& r, Buffer& g, const Buffer& u, std::size_t n);
 // y[i] += x[i] (trueno::ops::add, in place).
 void add_inplace(Recorder& r, Buffer& y, const Buffer& x, std::size_t n);
+// The module swiglu / add_inplace dispatch on c for n values: the one decy built from the CUDA kernel of
+// src/cuda/kernels/layer_ops.cu ("swiglu_decy", "add_decy") where the build made it and it fits, else the
+// hand-written shader ("swiglu", "add") (Note [Vulkan shaders from CUDA], ops.cpp).
+const char* swiglu_module(const Context& c, std::size_t n);
+const char* add_inplace_module(const Context& c, std::size_t n);
 // y[r][i] += b[i] for rows of n values (a bias on every row).
 void add_bias(Recorder& r, Buffer& y, const Buffer& b, std::size_t rows, std::size_t n);
+// The module add_bias dispatches on c: "add_rows_decy" (src/cuda/kernels/prefill_ops.cu's add_rows through
+// decy) where the build made it and it fits, else "add" (Note [Vulkan shaders from CUDA], ops.cpp).
+const char* add_bias_module(const Context& c, std::size_t rows, std::size_t n);
 // Decode attention for one query position (positions 0..pos attended, pos read from the int32 buffer):
 // att[h] = softmax(q_h . K_kvh / sqrt(head_dim)) V_kvh for every head h, kvh = h / group, over the f16
 // caches (slots x kv_row), with q and the softmax weights rounded to f16 as the CPU pass does. Split over
