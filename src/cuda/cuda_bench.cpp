@@ -12,6 +12,7 @@
 #include "trueno/cuda/context.h"
 #include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemv.h"
+#include "trueno/cuda/ops/layer.h"
 #include "trueno/cuda/ops/prefill.h"
 #include "trueno/quant.h"
 
@@ -211,6 +212,39 @@ void BM_CudaDequantF16(benchmark::State& state) {
   state.SetLabel(std::string(quant_info(type).name) + " 14336 x 4096");
 }
 BENCHMARK(BM_CudaDequantF16)->Arg(0)->Arg(1)->Iterations(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// The CUDA originals of the Vulkan modules decy builds (BM_VulkanShadersFromCuda, src/vulkan/vulkan_bench.cpp):
+// the same ops and sizes, for issue 17's speed table. Args: op (0 swiglu, 1 add_inplace, 2 kv_append of one
+// row, 3 add_rows over 512 rows of n), n. GB/s as there (12 bytes per value; 8 for add_rows).
+void BM_CudaShadersOfDecy(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  const int op = static_cast<int>(state.range(0));
+  const auto n = static_cast<std::size_t>(state.range(1));
+  constexpr std::size_t kRows = 512;
+  const std::size_t values = op == 3 ? kRows * n : n;
+  std::vector<float> halves(values, 0.5f);
+  DeviceBuffer a(c, values * 4), b(c, n * 4), kc(c, op == 2 ? 8 * n * 2 : 16), vc(c, op == 2 ? 8 * n * 2 : 16), pos(c, 4);
+  const int three = 3;
+  a.upload(halves.data(), values * 4), b.upload(halves.data(), n * 4), pos.upload(&three, 4);
+  const auto run = [&](int) {
+    if (op == 0) swiglu(c, a.ptr(), b.ptr(), n);
+    if (op == 1) add_inplace(c, a.ptr(), b.ptr(), n);
+    if (op == 2) kv_append(c, a.ptr(), b.ptr(), kc.ptr(), vc.ptr(), pos.ptr(), static_cast<int>(n));
+    if (op == 3) add_rows(c, a.ptr(), b.ptr(), kRows, n);
+  };
+  run(0);  // untimed: compiles the module
+  c.synchronize();
+  for (auto _ : state) state.SetIterationTime(gpu_ms(c, run) / 1e3);
+  state.counters["GB/s"] = benchmark::Counter((op == 3 ? 8.0 : 12.0) * static_cast<double>(values), benchmark::Counter::kIsIterationInvariantRate);
+}
+void shaders_of_decy_args(benchmark::internal::Benchmark* b) {
+  for (int op : {0, 1})
+    for (long n : {4096L, 14336L, 512L * 14336, 16L << 20}) b->Args({op, n});
+  for (long n : {1024L, 4096L, 1L << 20}) b->Args({2, n});
+  for (long n : {1024L, 4096L}) b->Args({3, n});
+}
+BENCHMARK(BM_CudaShadersOfDecy)->Apply(shaders_of_decy_args)->Iterations(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace trueno::cuda
