@@ -350,7 +350,8 @@ __global__ void k(float* y, int* e, float a, float b) {
   EXPECT_TRUE(contains(g.text, "float decy_fadd_rn(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a + b;"));
   EXPECT_TRUE(contains(g.text, "precise float r = a - b;"));
   EXPECT_TRUE(contains(g.text, "precise float r = a * b;"));
-  EXPECT_TRUE(contains(g.text, "precise float r = a / b;"));
+  EXPECT_TRUE(contains(g.text, "float decy_fdiv_rn(float a, float b) {  // Note [Correctly rounded intrinsics]: the float nearest a / b"));
+  EXPECT_TRUE(contains(g.text, "precise float q0 = a / b;") && contains(g.text, "float decy_div_residual(float a, float b, float q) {"));
   EXPECT_TRUE(contains(g.text, "y[0] = decy_fsub_rn(decy_fmul_rn(a, b), decy_fadd_rn(a, 1.0));")) << g.text;
   EXPECT_TRUE(contains(g.text, "void decy_sincos(float x, out float s, out float c) {"));
   EXPECT_TRUE(contains(g.text, "decy_sincos(a, s, c);"));
@@ -642,4 +643,32 @@ TEST(DecyWgsl, ProjectKernelsTranslateOrAreRefusedByName) {
 }
 
 }  // namespace
+// (From decy_warp32_test.cpp, whose GPU tests run in decy_gpu_tests without libclang.)
+// The codegen: warpSize is 32, each shuffle kind a call of its shared-memory exchange, no subgroup extension.
+TEST(DecyWarp32, ShufflesGoThroughSharedMemory) {
+  const decy::Module m = decy::parse_source("snippet.cu", R"(
+__global__ void k(float* __restrict__ y, unsigned long long* __restrict__ z) {
+  float v = y[threadIdx.x];
+  for (int o = warpSize / 2; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  v += __shfl_down_sync(0xffffffffu, v, 1) + __shfl_sync(0xffffffffu, v, 3);
+  y[threadIdx.x] = v;
+  z[threadIdx.x] = __shfl_xor_sync(0xffffffffu, z[threadIdx.x], 16);
+}
+)");
+  const decy::Glsl g = decy::emit_glsl(decy::check(m, ""), "snippet.cu", {.warp32 = true});
+  ASSERT_TRUE(g.errors.empty()) << g.errors[0].str();
+  const auto has = [&](const char* s) { return g.text.find(s) != std::string::npos; };
+  EXPECT_TRUE(has("for (int o = 32 / 2; o > 0; o >>= 1)")) << g.text;
+  EXPECT_TRUE(has("v += decy_warp_xor_float(v, uint(o));")) << g.text;
+  EXPECT_TRUE(has("decy_warp_down_float(v, 1u)") && has("decy_warp_idx_float(v, int(3))")) << g.text;
+  EXPECT_TRUE(has("decy_warp_xor_uint64_t(z[gl_LocalInvocationID.x], 16u)")) << g.text;
+  EXPECT_TRUE(has("shared float decy_warp_float[1024];") && has("// Warps: emulated (decy --warp32")) << g.text;
+  EXPECT_FALSE(has("GL_KHR_shader_subgroup")) << g.text;
+#ifdef DECY_GLSLC
+  const std::string comp = ::testing::TempDir() + "/decy_warp32.comp", spv = ::testing::TempDir() + "/decy_warp32.spv";
+  std::ofstream(comp) << g.text;
+  EXPECT_EQ(std::system((std::string(DECY_GLSLC) + " --target-env=vulkan1.1 -Werror -fshader-stage=compute -o " + spv + " " + comp).c_str()), 0);
+#endif
+}
+
 }  // namespace decy

@@ -124,10 +124,16 @@ const std::map<std::string, std::string> kMath = {
 // Note [Correctly rounded intrinsics]: CUDA's __fadd_rn / __fsub_rn / __fmul_rn are one IEEE operation each,
 // rounded to nearest even and never contracted into a fused multiply-add. Vulkan requires OpFAdd, OpFSub and
 // OpFMul to be correctly rounded, and a `precise` result (SPIR-V NoContraction) forbids fusing them: each is a
-// function whose result is `precise`. __fdiv_rn is the same `precise` a / b, but Vulkan promises only 2.5 ULP
-// for a division (|b| in [2^-126, 2^126]): correctly rounded where the driver's division is (lavapipe's,
-// LLVM's IEEE fdiv: DecyVulkanGpu.ProjectRepeatPenaltyMatchesTheCpu), not on every driver. __float2int_rn is
-// int(roundEven(x)) (ties to even, as cvt.rni); rintf roundEven; frexpf and ldexpf GLSL's frexp and ldexp
+// function whose result is `precise`. Vulkan promises only 2.5 ULP for a division, and NVIDIA's driver
+// gives less than correct rounding (32 of 1000 quotients of DecyVulkanGpu.ProjectRepeatPenaltyMatchesTheCpu
+// differed on the H200, none on lavapipe). So __fdiv_rn takes the driver's quotient q0 and returns, of q0
+// and the six floats next to it (3 ULP each way), the one whose residual |a - b q| is smallest: the float
+// nearest a / b, which is the correctly rounded quotient (a quotient of floats is never a rounding
+// midpoint). The residual is computed without an fma, which Vulkan does not promise to fuse (lavapipe's
+// is not fused): b q exactly as p + err by Dekker's splitting (each `precise` operation correctly rounded),
+// then (a - p) - err. Where a, b or q0 is outside [1e-30, 1e30] in magnitude (zero, infinite, NaN, or the
+// splitting's products could overflow or underflow) the driver's quotient is returned as it is.
+// __float2int_rn is
 // (GLSL leaves frexp of an infinity or NaN and an ldexp that overflows undefined).
 const std::map<std::string, std::string> kRounded = {
     {"__fadd_rn", "+"}, {"__fsub_rn", "-"}, {"__fmul_rn", "*"}, {"__fdiv_rn", "/"}};
@@ -147,9 +153,32 @@ std::string warp32_functions(const std::string& t);
 
 std::string support_functions(const SupportNeeds& n) {
   std::ostringstream out;
-  for (const auto& name : n.rounded)
+  for (const auto& name : n.rounded) {
+    if (name == "__fdiv_rn") {
+      out << "\n// a - b q, with b q exact as p + err (Dekker's splitting; Note [Correctly rounded intrinsics]).\n"
+          << "float decy_div_residual(float a, float b, float q) {\n"
+          << "  precise float p = b * q;\n"
+          << "  precise float cb = 4097.0f * b;\n  precise float bh = cb - (cb - b);\n  precise float bl = b - bh;\n"
+          << "  precise float cq = 4097.0f * q;\n  precise float qh = cq - (cq - q);\n  precise float ql = q - qh;\n"
+          << "  precise float err = ((bh * qh - p) + bh * ql + bl * qh) + bl * ql;\n"
+          << "  precise float r = (a - p) - err;\n  return r;\n}\n"
+          << "\nfloat decy_fdiv_rn(float a, float b) {  // Note [Correctly rounded intrinsics]: the float nearest a / b\n"
+          << "  precise float q0 = a / b;\n"
+          << "  const float aa = abs(a), ab = abs(b), aq = abs(q0);\n"
+          << "  if (!(aa >= 1.0e-30f && aa <= 1.0e30f && ab >= 1.0e-30f && ab <= 1.0e30f && aq >= 1.0e-30f && aq <= 1.0e30f)) return q0;\n"
+          << "  float best = q0, best_r = abs(decy_div_residual(a, b, q0));\n"
+          << "  for (int k = -3; k <= 3; ++k) {\n"
+          << "    if (k == 0) continue;\n"
+          << "    const float q = uintBitsToFloat(uint(int(floatBitsToUint(q0)) + k));\n"
+          << "    const float r = abs(decy_div_residual(a, b, q));\n"
+          << "    if (r < best_r) best = q, best_r = r;\n"
+          << "  }\n"
+          << "  return best;\n}\n";
+      continue;
+    }
     out << "\nfloat decy" << name.substr(1) << "(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a "
       << kRounded.at(name) << " b;\n  return r;\n}\n";
+  }
   if (n.sincos) out << kSincos;
   if (n.workgroup_size) out << "\nuvec3 decy_workgroup_size() { return gl_WorkGroupSize; }\n";
   if (n.srem32) out << "\nint decy_srem(int a, int b) { return a - b * (a / b); }  // C's %: the sign of a\n";
