@@ -119,12 +119,7 @@ extern "C" __global__ void __launch_bounds__(256) swiglu_amax(float* __restrict_
     float4* g4 = reinterpret_cast<float4*>(g);
     const float4* u4 = reinterpret_cast<const float4*>(u);
     for (u64 i = blockIdx.x * static_cast<u64>(blockDim.x) + threadIdx.x; i < n / 4; i += stride) {
-      const float4 x = g4[i], w = u4[i];
-      float4 y;
-      y.x = x.x / (1.0f + expf(-x.x)) * w.x;
-      y.y = x.y / (1.0f + expf(-x.y)) * w.y;
-      y.z = x.z / (1.0f + expf(-x.z)) * w.z;
-      y.w = x.w / (1.0f + expf(-x.w)) * w.w;
+      const float4 y = swiglu4(g4[i], u4[i]);
       g4[i] = y;
       m = fmaxf(fmaxf(m, fmaxf(fabsf(y.x), fabsf(y.y))), fmaxf(fabsf(y.z), fabsf(y.w)));
     }

@@ -87,13 +87,7 @@ extern "C" __global__ void swiglu_v4(float4* __restrict__ g, const float4* __res
   overlap_prologue();
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n4) return;
-  const float4 x = g[i], w = u[i];
-  float4 y;
-  y.x = x.x / (1.0f + expf(-x.x)) * w.x;
-  y.y = x.y / (1.0f + expf(-x.y)) * w.y;
-  y.z = x.z / (1.0f + expf(-x.z)) * w.z;
-  y.w = x.w / (1.0f + expf(-x.w)) * w.w;
-  g[i] = y;
+  g[i] = swiglu4(g[i], u[i]);
 }
 
 // x[i] += y[i].

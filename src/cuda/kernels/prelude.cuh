@@ -115,6 +115,16 @@ __device__ __forceinline__ float block_max(float v) {
   return v;
 }
 
+// silu(x) * w of four values, each as the scalar swiglu kernels compute it (the same bits).
+__device__ __forceinline__ float4 swiglu4(const float4 x, const float4 w) {
+  float4 y;
+  y.x = x.x / (1.0f + expf(-x.x)) * w.x;
+  y.y = x.y / (1.0f + expf(-x.y)) * w.y;
+  y.z = x.z / (1.0f + expf(-x.z)) * w.z;
+  y.w = x.w / (1.0f + expf(-x.w)) * w.w;
+  return y;
+}
+
 // One row of rmsnorm: yr = xr * (1 / sqrt(mean(xr^2) + eps)) * w, by the whole block; returns this
 // thread's largest |y| (rmsnorm ignores it; fp8_ops' rmsnorm_amax takes the block's). Rows of 4k values at
 // 16-byte-aligned addresses go four values per load and store, each value computed as in the scalar loop.
