@@ -87,9 +87,13 @@ async function generate() {
     gpu?.reset();
     const ids = cpu.tokenize(prompt);
     if (ids.length + 1 > cpu.nCtx) throw new Error(`the prompt (${ids.length} tokens) leaves no room in the context of ${cpu.nCtx}`);
+    // Temperature 0 on WebGPU: the argmax on the GPU, 4 bytes a token (GpuEngine.forwardGreedy); otherwise
+    // realizar's sampler on the logits read back.
+    const greedyOnGpu = onGpu && Number($('temp').value) === 0;
     const t0 = performance.now();
-    let logits = null;
-    if (onGpu) logits = await gpu.forward(ids), cpu.noteTokens(ids);
+    let logits = null, gpuNext = -1;
+    if (greedyOnGpu) gpuNext = await gpu.forwardGreedy(ids), cpu.noteTokens(ids);
+    else if (onGpu) logits = await gpu.forward(ids), cpu.noteTokens(ids);
     else cpu.forward(ids);
     const tPrompt = performance.now() - t0, t1 = performance.now();
     let text = '', generated = 0;
@@ -97,25 +101,26 @@ async function generate() {
     $('out').textContent = prompt;
     const stats = () => {
       const s = (performance.now() - t1) / 1000;
-      $('stats').textContent = `${state.backend === 'webgpu' ? 'WebGPU' : `WebAssembly CPU, ${threads} threads`} | prompt ${ids.length} tokens in ${tPrompt.toFixed(0)} ms | ` +
+      $('stats').textContent = `${state.backend === 'webgpu' ? `WebGPU${greedyOnGpu ? ', greedy on the GPU' : ''}` : `WebAssembly CPU, ${threads} threads`} | prompt ${ids.length} tokens in ${tPrompt.toFixed(0)} ms | ` +
         `${generated} tokens, ${(generated / Math.max(s, 1e-9)).toFixed(1)} tokens/s`;
       return generated / Math.max(s, 1e-9);
     };
     while (generated < n && !state.stop) {
-      const next = cpu.sample(logits);
+      const next = greedyOnGpu ? gpuNext : cpu.sample(logits);
       if (cpu.isEnd(next)) break;
       ++generated, out.push(next), state.generated = generated;
       const piece = cpu.piece(next);
       text += piece, $('out').textContent += piece;
       if (generated % 4 === 0) stats();
       if (generated >= n || ids.length + generated >= cpu.nCtx) break;
-      if (onGpu) logits = await gpu.forward([next]), cpu.noteTokens([next]);
+      if (greedyOnGpu) gpuNext = await gpu.forwardGreedy([next]), cpu.noteTokens([next]);
+      else if (onGpu) logits = await gpu.forward([next]), cpu.noteTokens([next]);
       else cpu.forward([next]);
       await nextFrame();
     }
     const tail = cpu.flush();
     text += tail, $('out').textContent += tail;
-    return { text, tokens: generated, ids: out, backend: state.backend, tokensPerSecond: stats(), stopped: state.stop };
+    return { text, tokens: generated, ids: out, backend: state.backend, greedyOnGpu, tokensPerSecond: stats(), stopped: state.stop };
   } finally {
     lockLoading(false);
     $('run').disabled = false, $('stop').disabled = true;

@@ -55,6 +55,22 @@ export class GpuEngine {
     return this.rollLogits ? last.map((_, i) => last[(i + 1) % V]) : last;
   }
 
+  // Greedy decoding on the GPU: ids run at the current position and the last one's argmax comes back
+  // (4 bytes instead of the vocabulary's logits). The sampler's greedy with no repeat penalty (the page's)
+  // picks the same token: the largest logit, the lowest id among equals (parity.mjs checks the GPU's
+  // argmax against the logits' in the gate). With the test fault (rolled logits) the logits path is kept.
+  async forwardGreedy(ids) {
+    if (this.rollLogits) return argmax(await this.forward(ids));
+    let next;
+    for (let i = 0; i < ids.length; i += this.model.maxTokens) {
+      const chunk = ids.slice(i, i + this.model.maxTokens);
+      next = await this.model.forward(chunk, this.pos, { logits: false });
+      this.pos += chunk.length;
+    }
+    if (this.errors.length) throw new Error(`WebGPU: ${this.errors.join('; ')}`);
+    return next[next.length - 1];
+  }
+
   reset() { this.pos = 0; }
   destroy() { this.model.destroy(); }
 
