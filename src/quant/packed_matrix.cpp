@@ -91,6 +91,8 @@ void PackedQuantMatrix::Free::operator()(std::byte* p) const { std::free(p); }
 
 bool has_fast_x8(QuantType type, std::optional<Backend> backend) {
   const Backend b = cpu::kernels_backend(backend);
+  // WebAssembly SIMD128 has the 8-row Q4_K body only (Note [Eight rows in SIMD128]); Q6_K keeps its rows there.
+  if (b == Backend::WasmSIMD) return type == QuantType::Q4_K;
   return (type == QuantType::Q4_K || type == QuantType::Q6_K) && (b == Backend::AVX2 || b == Backend::AVX512);
 }
 
