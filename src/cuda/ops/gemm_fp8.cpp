@@ -96,55 +96,58 @@ unsigned grid_for(Context& c, std::size_t n) {
   return static_cast<unsigned>(std::clamp<std::size_t>((n + 255) / 256, 1, static_cast<std::size_t>(c.info().sms) * 8));
 }
 
-void quantize(Context& c, const char* amax_name, const char* cast_name, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
-  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
-  if (count == 0) return;
-  api::CUfunction amax = c.function("fp8_ops", amax_name), cast = c.function("fp8_ops", cast_name);
+void zero_amax(Context& c, Fp8Tensor& out) {
   check(c.driver().memset_d8_async(out.amax_bits(), 0, 4, c.stream()), "cuMemsetD8Async(fp8 amax)");
-  unsigned long long n = count;
+}
+
+// fp8_ops' amax kernel over n elements of x (floats, halves, or float4s for the _v4 kernels) into out's
+// amax bits (zeroed first by the caller); then its cast kernel, which also writes out's scale.
+void launch_amax(Context& c, const char* kernel, api::CUdeviceptr x, unsigned long long n, Fp8Tensor& out) {
+  api::CUdeviceptr bits = out.amax_bits();
+  void* p[] = {&x, &n, &bits};
+  launch(c, c.function("fp8_ops", kernel), grid_for(c, n), 1, 256, 1, p);
+}
+void launch_cast(Context& c, const char* kernel, api::CUdeviceptr x, unsigned long long n, Fp8Tensor& out) {
   api::CUdeviceptr bits = out.amax_bits(), q = out.data.ptr(), scale = out.scale();
-  void* p1[] = {&x, &n, &bits};
-  launch(c, amax, grid_for(c, count), 1, 256, 1, p1);
-  void* p2[] = {&x, &n, &bits, &q, &scale};
-  launch(c, cast, grid_for(c, count), 1, 256, 1, p2);
+  void* p[] = {&x, &n, &bits, &q, &scale};
+  launch(c, c.function("fp8_ops", kernel), grid_for(c, n), 1, 256, 1, p);
+}
+
+// Four values per load (Note [Vector FP8 casts], kernels/fp8_ops.cu) where count and alignment allow.
+bool vector_cast(api::CUdeviceptr x, std::size_t count, const Fp8Tensor& out) {
+  return count % 4 == 0 && x % 16 == 0 && out.data.ptr() % 4 == 0;
+}
+
+bool fits(std::size_t count, const Fp8Tensor& out) {
+  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
+  return count != 0;
 }
 
 }  // namespace
 
 Fp8Tensor::Fp8Tensor(Context& c, std::size_t n_) : n(n_), data(c, n_), amax_scale(c, 32) {}
 
-namespace {
-
-bool vector_cast(api::CUdeviceptr x, std::size_t count, const Fp8Tensor& out) {
-  return count % 4 == 0 && x % 16 == 0 && out.data.ptr() % 4 == 0;
-}
-
-void zero_amax(Context& c, Fp8Tensor& out) {
-  check(c.driver().memset_d8_async(out.amax_bits(), 0, 4, c.stream()), "cuMemsetD8Async(fp8 amax)");
-}
-
-}  // namespace
-
 void cast_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
-  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
-  if (count == 0) return;
-  const bool v4 = vector_cast(x, count, out);  // Note [Vector FP8 casts] (kernels/fp8_ops.cu)
-  api::CUfunction cast = c.function("fp8_ops", v4 ? "fp8_from_f32_v4" : "fp8_from_f32");
-  unsigned long long n = v4 ? count / 4 : count;
-  api::CUdeviceptr bits = out.amax_bits(), q = out.data.ptr(), scale = out.scale();
-  void* p[] = {&x, &n, &bits, &q, &scale};
-  launch(c, cast, grid_for(c, n), 1, 256, 1, p);
+  if (!fits(count, out)) return;
+  if (vector_cast(x, count, out)) return launch_cast(c, "fp8_from_f32_v4", x, count / 4, out);
+  launch_cast(c, "fp8_from_f32", x, count, out);
 }
 
 void quantize_fp8_f32(Context& c, api::CUdeviceptr x, std::size_t count, Fp8Tensor& out) {
-  if (!vector_cast(x, count, out)) return quantize(c, "amax_f32", "fp8_from_f32", x, count, out);
-  if (count > out.n) throw ShapeError(strcat("cuda fp8: ", count, " values do not fit a tensor of ", out.n));
+  if (!fits(count, out)) return;
   zero_amax(c, out);
-  unsigned long long n4 = count / 4;
-  api::CUdeviceptr bits = out.amax_bits();
-  void* p[] = {&x, &n4, &bits};
-  launch(c, c.function("fp8_ops", "amax_f32_v4"), grid_for(c, n4), 1, 256, 1, p);
+  if (vector_cast(x, count, out))
+    launch_amax(c, "amax_f32_v4", x, count / 4, out);
+  else
+    launch_amax(c, "amax_f32", x, count, out);
   cast_fp8_f32(c, x, count, out);
+}
+
+void quantize_fp8_f16(Context& c, api::CUdeviceptr x_f16, std::size_t count, Fp8Tensor& out) {
+  if (!fits(count, out)) return;
+  zero_amax(c, out);
+  launch_amax(c, "amax_f16", x_f16, count, out);
+  launch_cast(c, "fp8_from_f16", x_f16, count, out);
 }
 
 void rmsnorm_amax(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr out, std::size_t rows, std::size_t n,
@@ -164,10 +167,6 @@ void swiglu_amax(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t
   api::CUdeviceptr bits = amax_of.amax_bits();
   void* p[] = {&g, &u, &nn, &bits};
   launch(c, c.function("fp8_ops", "swiglu_amax"), grid_for(c, (n + 3) / 4), 1, 256, 1, p);
-}
-
-void quantize_fp8_f16(Context& c, api::CUdeviceptr x_f16, std::size_t count, Fp8Tensor& out) {
-  quantize(c, "amax_f16", "fp8_from_f16", x_f16, count, out);
 }
 
 void gemm_fp8(Context& c, std::size_t rows, std::size_t T, std::size_t cols, const Fp8Tensor& w, const Fp8Tensor& x, api::CUdeviceptr y,
