@@ -42,16 +42,21 @@ export class GpuEngine {
     this.pos = 0;
   }
 
-  // The last token's logits after running ids at the current position (prompts in calls of maxTokens).
-  async forward(ids) {
+  // ids at the current position, in calls of maxTokens; the last call's result.
+  async run(ids, options) {
     let out;
     for (let i = 0; i < ids.length; i += this.model.maxTokens) {
       const chunk = ids.slice(i, i + this.model.maxTokens);
-      out = await this.model.forward(chunk, this.pos);
+      out = await this.model.forward(chunk, this.pos, options);
       this.pos += chunk.length;
     }
     if (this.errors.length) throw new Error(`WebGPU: ${this.errors.join('; ')}`);
-    const V = this.model.c.nVocab, last = out.subarray(out.length - V);
+    return out;
+  }
+
+  // The last token's logits after running ids.
+  async forward(ids) {
+    const out = await this.run(ids), V = this.model.c.nVocab, last = out.subarray(out.length - V);
     return this.rollLogits ? last.map((_, i) => last[(i + 1) % V]) : last;
   }
 
@@ -61,13 +66,7 @@ export class GpuEngine {
   // argmax against the logits' in the gate). With the test fault (rolled logits) the logits path is kept.
   async forwardGreedy(ids) {
     if (this.rollLogits) return argmax(await this.forward(ids));
-    let next;
-    for (let i = 0; i < ids.length; i += this.model.maxTokens) {
-      const chunk = ids.slice(i, i + this.model.maxTokens);
-      next = await this.model.forward(chunk, this.pos, { logits: false });
-      this.pos += chunk.length;
-    }
-    if (this.errors.length) throw new Error(`WebGPU: ${this.errors.join('; ')}`);
+    const next = await this.run(ids, { logits: false });
     return next[next.length - 1];
   }
 
