@@ -117,11 +117,6 @@ api::CUfunction Context::function(const char* module, const char* name) {
   std::lock_guard lock(mu_);
   const auto key = std::make_pair(module, name);
   if (auto f = functions_.find(key); f != functions_.end() && f->second.module == module && f->second.name == name) return f->second.f;
-  const auto by_name = std::make_pair(std::string(module), std::string(name));
-  if (auto f = functions_by_name_.find(by_name); f != functions_by_name_.end()) {
-    functions_[key] = {f->second, by_name.first, by_name.second};
-    return f->second;
-  }
   make_current();
   auto it = modules_.find(module);
   if (it == modules_.end()) {
@@ -149,8 +144,7 @@ api::CUfunction Context::function(const char* module, const char* name) {
   }
   api::CUfunction f = nullptr;
   check(drv_->module_get_function(&f, it->second, name), strcat("cuModuleGetFunction(", module, ".", name, ")").c_str());
-  functions_[key] = {f, by_name.first, by_name.second};
-  functions_by_name_.emplace(by_name, f);
+  functions_[key] = {f, module, name};  // a reused name buffer's entry is replaced (the module's handle is the same)
   return f;
 }
 

@@ -164,7 +164,6 @@ class Context {
     std::string module, name;
   };
   std::unordered_map<std::pair<const char*, const char*>, CachedFunction, PairHash> functions_;
-  std::map<std::pair<std::string, std::string>, api::CUfunction> functions_by_name_;
   api::cublasHandle cublas_ = nullptr;
   std::unique_ptr<DeviceBuffer> cublas_workspace_;
   std::map<std::type_index, std::shared_ptr<void>> extensions_;
