@@ -43,6 +43,7 @@ QDotFn qdot_for(const cpu::KernelTable& t, QuantType type, QuantType* act) {
     case QuantType::Q6_K: *act = QuantType::Q8_K; return t.dot_q6_k_q8_k;
     case QuantType::F32: case QuantType::F16: case QuantType::BF16: *act = type; return nullptr;
     case QuantType::Q8_K: break;
+    case QuantType::I32: throw InvalidArgument("quant_matvec: i32 is an integer tensor type, not a weight format");
   }
   throw InvalidArgument(strcat("quant_matvec: ", quant_info(type).name, " is an activation format, not a weight format"));
 }

@@ -189,6 +189,13 @@ TEST(QuantOps, BadArgumentsAreClearErrors) {
   }
   std::vector<std::byte> w8k(4 * 292);
   EXPECT_THROW(quant_matvec(QuantType::Q8_K, w8k, 4, 256, p.x, y), InvalidArgument);
+  std::vector<std::byte> wi32(4 * 256 * 4);
+  try {
+    quant_matvec(QuantType::I32, wi32, 4, 256, p.x, y);
+    FAIL() << "i32 weights accepted";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("not a weight format"), std::string::npos) << e.what();
+  }
 }
 
 TEST(QuantOps, RealQ4KMTensorsAgreeWithTheirF16Weights) {
