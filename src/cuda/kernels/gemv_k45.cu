@@ -75,8 +75,8 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
 #pragma unroll
   for (int r = 0; r < kRows; ++r) wr[r] = w + static_cast<u64>(min(row0 + r, rows - 1)) * row_bytes;
   float acc[kRows] = {};
-  for (int b0 = lane >> 3; b0 < nb; b0 += 4 * kSteps) {
-    uint4 head[kSteps][kRows], q[kSteps][kRows], hb[kSteps][kRows];
+  uint4 head[kSteps][kRows], q[kSteps][kRows], hb[kSteps][kRows];
+  const auto load = [&](int b0) {
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       const int b = b0 + 4 * s;
@@ -89,6 +89,12 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
         }
       }
     }
+  };
+  gemv_wait(false);  // Note [Weights before the wait]
+  load(lane >> 3);
+  gemv_wait(true);
+  for (int b0 = lane >> 3; b0 < nb; b0 += 4 * kSteps) {
+    if (b0 != (lane >> 3)) load(b0);
 #pragma unroll
     for (int s = 0; s < kSteps; ++s) {
       const int b = b0 + 4 * s;
@@ -110,18 +116,19 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
     if (lane == 0 && row0 + r < rows) y[row0 + r] = accumulate ? y[row0 + r] + v : v;
   }
 }
+
 }  // namespace
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q4_k(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
               int nb, int accumulate) {
-  overlap_prologue();
+  overlap_launch();
   gemv_k45<false>(t_, xq, xd, xbs, nb, accumulate);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q5_k(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
               int nb, int accumulate) {
-  overlap_prologue();
+  overlap_launch();
   gemv_k45<true>(t_, xq, xd, xbs, nb, accumulate);
 }

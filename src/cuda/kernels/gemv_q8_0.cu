@@ -80,7 +80,9 @@ __device__ __forceinline__ void gemv_b32(const GemvTargets& t_, const i8* __rest
       for (int r = 0; r < kRows; ++r)
         if (lane < kPieces) raw[s][r] = reinterpret_cast<const uint4*>(wr[r] + static_cast<u64>(min(from + s, nb - 1)) * kStep)[lane];
   };
+  gemv_wait(false);  // Note [Weights before the wait]
   load(0);
+  gemv_wait(true);
   for (int b0 = 0; b0 < nb; b0 += kAhead) {
     __syncwarp();  // the previous group's reads of staged are done
 #pragma unroll
@@ -117,13 +119,13 @@ __device__ __forceinline__ void gemv_b32(const GemvTargets& t_, const i8* __rest
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q8_0(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs, int nb,
               int accumulate) {
-  overlap_prologue();
+  overlap_launch();
   gemv_b32<false>(t_, xq, xd, xbs, nb, accumulate);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     gemv_q4_0(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs, int nb,
               int accumulate) {
-  overlap_prologue();
+  overlap_launch();
   gemv_b32<true>(t_, xq, xd, xbs, nb, accumulate);
 }

@@ -17,11 +17,34 @@ __device__ __forceinline__ float f16_to_f32(u16 h) {
 
 // The first statement of every kernel launched with launch_overlapped (Note [Overlapped launches] in
 // src/cuda/context.h): lets the next kernel start launching, then waits for the previous one.
-__device__ __forceinline__ void overlap_prologue() {
+__device__ __forceinline__ void overlap_launch() {
 #if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void overlap_wait() {
+#if __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
 #endif
+}
+__device__ __forceinline__ void overlap_prologue() {
+  overlap_launch();
+  overlap_wait();
+}
+
+// Note [Weights before the wait]
+// A quantized GEMV's weights are constant while a model runs (no kernel writes a quantized matrix), so
+// its blocks issue their first weight loads between overlap_launch() and overlap_wait(): blocks scheduled
+// while the previous kernels still run (Note [Overlapped launches]) stream their weights then, and only
+// the activations and y wait. Those kernels begin with overlap_launch() and call overlap_wait() before
+// any other read (a test checks both). TRUENO_GEMV_EARLY=0 (a tuning knob) waits first, as before.
+#ifndef TRUENO_GEMV_EARLY
+#define TRUENO_GEMV_EARLY 1
+#endif
+// Called just before a GEMV's first weight loads (after = false) and just after them (after = true): waits
+// in one of the two places.
+__device__ __forceinline__ void gemv_wait(bool after) {
+  if (after == (TRUENO_GEMV_EARLY != 0)) overlap_wait();
 }
 
 // sin and cos of the rope angle of pair i at position p: theta = p * theta_scale^i, built by repeated f32
