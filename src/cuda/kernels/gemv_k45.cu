@@ -83,9 +83,9 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if (b < nb) {
-          head[s][r] = __ldcs(reinterpret_cast<const uint4*>(wr[r] + b * kBlock));
-          q[s][r] = __ldcs(reinterpret_cast<const uint4*>(wr[r] + b * kBlock + kQs + 16 * t));
-          hb[s][r] = kQ5 ? __ldcs(reinterpret_cast<const uint4*>(wr[r] + b * kBlock + 16 + 16 * h)) : make_uint4(0, 0, 0, 0);
+          head[s][r] = load_weight(reinterpret_cast<const uint4*>(wr[r] + b * kBlock));
+          q[s][r] = load_weight(reinterpret_cast<const uint4*>(wr[r] + b * kBlock + kQs + 16 * t));
+          hb[s][r] = kQ5 ? load_weight(reinterpret_cast<const uint4*>(wr[r] + b * kBlock + 16 + 16 * h)) : make_uint4(0, 0, 0, 0);
         }
       }
     }

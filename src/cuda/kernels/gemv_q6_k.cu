@@ -18,7 +18,7 @@ constexpr int kUnroll = TRUENO_Q6K_UNROLL;
 
 __device__ __forceinline__ u32 load_u32_a2(const u8* p) {  // 2-byte aligned
   const u16* h = reinterpret_cast<const u16*>(p);
-  return static_cast<u32>(h[0]) | (static_cast<u32>(h[1]) << 16);
+  return static_cast<u32>(load_weight(h)) | (static_cast<u32>(load_weight(h + 1)) << 16);
 }
 
 struct Lane {
@@ -35,8 +35,8 @@ __device__ __forceinline__ void load_lane(const u8* bw, int hh, int u, Lane& L) 
   L.h0 = load_u32_a2(qh), L.h1 = load_u32_a2(qh + 4);
   const i8* sc = reinterpret_cast<const i8*>(bw + 192 + 8 * hh + u / 2);
 #pragma unroll
-  for (int r = 0; r < 4; ++r) L.sc[r] = sc[2 * r];
-  L.d = f16_to_f32(*reinterpret_cast<const u16*>(bw + 208));
+  for (int r = 0; r < 4; ++r) L.sc[r] = load_weight(sc + 2 * r);
+  L.d = f16_to_f32(load_weight(reinterpret_cast<const u16*>(bw + 208)));
 }
 
 __device__ __forceinline__ int run_dot(u32 w0, u32 w1, int2 x, int sc) {

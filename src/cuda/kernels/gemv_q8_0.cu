@@ -78,7 +78,7 @@ __device__ __forceinline__ void gemv_b32(const GemvTargets& t_, const i8* __rest
     for (int s = 0; s < kAhead; ++s)
 #pragma unroll
       for (int r = 0; r < kRows; ++r)
-        if (lane < kPieces) raw[s][r] = reinterpret_cast<const uint4*>(wr[r] + static_cast<u64>(min(from + s, nb - 1)) * kStep)[lane];
+        if (lane < kPieces) raw[s][r] = load_weight(reinterpret_cast<const uint4*>(wr[r] + static_cast<u64>(min(from + s, nb - 1)) * kStep) + lane);
   };
   gemv_wait(false);  // Note [Weights before the wait]
   load(0);
