@@ -130,6 +130,24 @@ TEST(DecyVulkanGpu, ProjectFp8QuantizeMatchesTheCpu) {
     for (float v : in) want.push_back(e4m3(v / s));
     trueno::test::expect_gpu_contract("decy", name, got, want, std::to_string(n) + " bytes");
     trueno::test::expect_gpu_contract("decy", name, {s}, {amax / 448.0f}, "scale", 1);
+    if (f16) continue;
+    // fp8_from_f32_v4: the first 1000 values as 250 vec4, four bytes packed per word (Note [Vector FP8 casts]):
+    // the scalar kernel's bytes and scale for the same input.
+    const std::uint64_t n4 = n / 4;
+    Buffer bw(context(), n4 * 4), bs4(context(), 16);
+    const Pipeline& p4 = context().pipeline_from_spirv("fp8_ops_fp8_from_f32_v4", spirv("fp8_ops_fp8_from_f32_v4"), 4, 8, spec);
+    Recorder rec4(context());
+    rec4.dispatch(p4, {&bx, &ba, &bw, &bs4}, n4, 3);
+    rec4.submit();
+    std::vector<std::uint32_t> words(n4);
+    float s4 = 0;
+    bw.download(words.data(), n4 * 4), bs4.download(&s4, 4);
+    std::vector<float> bytes4;
+    for (std::uint32_t wd : words)
+      for (int j = 0; j < 4; ++j) bytes4.push_back(static_cast<float>((wd >> (8 * j)) & 0xffu));
+    trueno::test::expect_gpu_contract("decy", "fp8_ops_fp8_from_f32_v4", bytes4, std::vector<float>(got.begin(), got.begin() + 4 * n4),
+                                      "1000 as 250 vec4, against the scalar kernel");
+    trueno::test::expect_gpu_contract("decy", "fp8_ops_fp8_from_f32_v4", {s4}, {s}, "scale, against the scalar kernel", 1);
   }
 }
 

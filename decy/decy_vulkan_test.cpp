@@ -175,6 +175,14 @@ TEST(DecyVulkanGpu, ProjectSwigluAndAddMatchTheCpu) {
     rec.submit();
     trueno::test::expect_gpu_contract("decy", "layer_ops_swiglu", download(bg, n), cpu, "1000");
   }
+  {  // swiglu_v4: four values per thread over vec4 buffers (n = 1000 = 250 x 4)
+    Buffer bg = upload(g), bu = upload(u);
+    const Pipeline& p = context().pipeline_from_spirv("layer_ops_swiglu_v4", spirv("layer_ops_swiglu_v4"), 2, 4, spec);
+    Recorder rec(context());
+    rec.dispatch(p, {&bg, &bu}, std::int32_t{n / 4}, (n / 4 + block - 1) / block);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_swiglu_v4", download(bg, n), cpu, "1000 as 250 vec4");
+  }
   {
     trueno::ops::add(g, u, cpu);
     Buffer bx = upload(g), by = upload(u);

@@ -137,6 +137,12 @@ TEST(DecyVulkanGpu, ProjectAmaxMatchesTheCpu) {
     rec.dispatch(pipeline(f16 ? "fp8_ops_amax_f16" : "fp8_ops_amax_f32", 2, 8), {&bx, &bo}, n, 4);
     rec.submit();
     trueno::test::expect_gpu_contract("decy", f16 ? "fp8_ops_amax_f16" : "fp8_ops_amax_f32", download(bo, 1), {want}, "3000");
+    if (f16) continue;
+    bo.upload(zero, 16);  // amax_f32_v4: the same 3000 values as 750 vec4
+    Recorder rec4(context());
+    rec4.dispatch(pipeline("fp8_ops_amax_f32_v4", 2, 8), {&bx, &bo}, n / 4, 3);
+    rec4.submit();
+    trueno::test::expect_gpu_contract("decy", "fp8_ops_amax_f32_v4", download(bo, 1), {want}, "3000 as 750 vec4");
   }
 }
 
