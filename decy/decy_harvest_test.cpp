@@ -153,7 +153,7 @@ TEST(DecyVulkanGpu, ProjectFp8QuantizeMatchesTheCpu) {
 
 // tensor_ops' f32 <-> f16 conversions (the cvt.rn.f16.f32 asm and the prelude's f16_to_f32) against
 // trueno::ops, every bit; the special values of ProjectF16StoresMatchTheCpu included.
-TEST(DecyVulkanGpu, ProjectTensorF16ConversionsMatchTheCpu) {
+TEST(DecyVulkanGpu, ProjectTensorF16ConversionsMatchTheCpu) {  // and the bf16 ones, and the bias add
   DECY_REQUIRE_VULKAN_DEVICE();
   if (!context().info().storage_16bit) GTEST_SKIP() << "skipped: the device lacks 16-bit storage";
   const std::uint32_t n = 515, block = 64, spec[1] = {block};
@@ -179,6 +179,35 @@ TEST(DecyVulkanGpu, ProjectTensorF16ConversionsMatchTheCpu) {
   rec.submit();
   bf.download(gpu.data(), n * 4);
   trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_f16_to_f32", gpu, back, "515");
+  // The bf16 pair (round to nearest even, NaNs kept quiet) and tensor_add_bias_rows (__fadd_rn), every bit.
+  x[4] = std::nanf(""), x[5] = -INFINITY, x[6] = 3.0e38f;
+  std::vector<std::uint16_t> bwant(n), bgot(n);
+  trueno::ops::f32_to_bf16(x, bwant);
+  Buffer bx = upload_bytes(x.data(), n * 4), bb(context(), (n * 2 + 15) / 16 * 16);
+  Recorder rb(context());
+  rb.dispatch(context().pipeline_from_spirv("tensor_ops_tensor_f32_to_bf16", spirv("tensor_ops_tensor_f32_to_bf16"), 2, 4, spec), {&bx, &bb}, n, 3);
+  rb.submit();
+  bb.download(bgot.data(), n * 2);
+  trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_f32_to_bf16", as_floats(bgot), as_floats(bwant), "515");
+  std::vector<float> bback(n);
+  trueno::ops::bf16_to_f32(bwant, bback);
+  Buffer bh2 = upload_bytes(bwant.data(), n * 2), bf2(context(), n * 4);
+  Recorder rb2(context());
+  rb2.dispatch(context().pipeline_from_spirv("tensor_ops_tensor_bf16_to_f32", spirv("tensor_ops_tensor_bf16_to_f32"), 2, 4, spec), {&bh2, &bf2}, n, 3);
+  rb2.submit();
+  // The exact obligation compares bits (memcmp), so the NaN counts as equal to itself.
+  trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_bf16_to_f32", download(bf2, n), bback, "515");
+  const std::uint32_t cols = 37, total = 37 * 9;
+  const auto y = trueno::test::random_normal(total, rng(), 1.0f), bias = trueno::test::random_normal(cols, rng(), 1.0f);
+  std::vector<float> sum(total);
+  for (std::uint32_t i = 0; i < total; ++i) sum[i] = y[i] + bias[i % cols];
+  Buffer by = upload_bytes(y.data(), total * 4), bbias = upload_bytes(bias.data(), cols * 4), bo(context(), total * 4);
+  const std::uint32_t push[2] = {cols, total};
+  Recorder ra(context());
+  ra.dispatch(context().pipeline_from_spirv("tensor_ops_tensor_add_bias_rows", spirv("tensor_ops_tensor_add_bias_rows"), 3, 8, spec),
+              {&by, &bbias, &bo}, push, 3);
+  ra.submit();
+  trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_add_bias_rows", download(bo, total), sum, "9 rows of 37");
 }
 
 // tensor_elementwise (a switch over 18 op codes, erfcf for gelu_erf: Note [erfcf]) against the same formulas

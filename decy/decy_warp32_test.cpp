@@ -146,6 +146,53 @@ TEST(DecyVulkanGpu, ProjectAmaxMatchesTheCpu) {
   }
 }
 
+// The FP8 prompt pass's producers (Note [Vector FP8 casts]): rmsnorm_amax (rows normalized as rmsnorm, and
+// the largest |value| written) and swiglu_amax (its float4 path at n = 1000, the scalar one at 1001). The
+// outputs against trueno::ops; amax against the largest |value| the kernel itself wrote, every bit.
+float max_abs(const std::vector<float>& v) {
+  float m = 0;
+  for (float x : v) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+TEST(DecyVulkanGpu, ProjectFp8ProducersMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().int64) GTEST_SKIP() << "skipped: the device lacks shaderInt64";
+  const std::uint32_t zero[4] = {};
+  for (const int n : {4096, 1001}) {
+    const auto x = trueno::test::random_normal(3 * static_cast<std::size_t>(n), rng(), 1.0f), w = trueno::test::random_normal(n, rng(), 1.0f);
+    std::vector<float> want(x.size());
+    for (int r = 0; r < 3; ++r) trueno::ops::rmsnorm(std::span(x).subspan(r * n, n), w, 1e-6f, std::span(want).subspan(r * n, n));
+    Buffer bx = upload(x), bw = upload(w), bo(context(), want.size() * 4), ba(context(), 16);
+    ba.upload(zero, 16);
+    struct {
+      float eps;
+      std::int32_t n;
+    } push{1e-6f, n};
+    Recorder rec(context());
+    rec.dispatch(pipeline("fp8_ops_rmsnorm_amax", 4, 8), {&bx, &bw, &bo, &ba}, push, 3);
+    rec.submit();
+    const std::vector<float> got = download(bo, want.size());
+    const std::string how = "3 x " + std::to_string(n);
+    trueno::test::expect_gpu_contract("decy", "fp8_ops_rmsnorm_amax", got, want, how);
+    trueno::test::expect_gpu_contract("decy", "fp8_ops_rmsnorm_amax", download(ba, 1), {max_abs(got)}, how + ", amax", 1);
+  }
+  for (const std::uint64_t n : {1000u, 1001u}) {
+    const auto g = trueno::test::random_normal(n, rng(), 2.0f), u = trueno::test::random_normal(n, rng(), 1.0f);
+    std::vector<float> want(n);
+    trueno::ops::swiglu(g, u, want);
+    Buffer bg = upload(g), bu = upload(u), ba(context(), 16);
+    ba.upload(zero, 16);
+    Recorder rec(context());
+    rec.dispatch(pipeline("fp8_ops_swiglu_amax", 3, 8), {&bg, &bu, &ba}, n, 2);
+    rec.submit();
+    const std::vector<float> got = download(bg, n);
+    const std::string how = std::to_string(n) + (n % 4 == 0 ? " (float4 path)" : " (scalar path)");
+    trueno::test::expect_gpu_contract("decy", "fp8_ops_swiglu_amax", got, want, how);
+    trueno::test::expect_gpu_contract("decy", "fp8_ops_swiglu_amax", download(ba, 1), {max_abs(got)}, how + ", amax", 1);
+  }
+}
+
 // Greedy's two passes (the prelude-style block_max_u64: 64-bit keys through the emulated shuffles, then
 // __syncthreads_or): the id of the largest logit, the lower id among equals, and whether any is not finite.
 TEST(DecyVulkanGpu, ProjectArgmaxMatchesTheCpu) {
