@@ -261,6 +261,41 @@ TEST(DecyVulkanGpu, ProjectTensorElementwiseMatchesTheCpu) {
   }
 }
 
+// tensor_arg_reduce (isnan from the bits, a float buffer also read as u32 indices, a shared-memory tree): the
+// index of the largest value (is_min: of the smallest), a NaN beating every number, the first index among
+// equals, in two launches (5 workgroups of partials, then one), as the CUDA launcher runs it.
+TEST(DecyVulkanGpu, ProjectArgReduceMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const std::uint32_t n = 3000, groups = 5, block = 256, spec[1] = {block};
+  const Pipeline& p = context().pipeline_from_spirv("tensor_ops_tensor_arg_reduce", spirv("tensor_ops_tensor_arg_reduce"), 3, 16, spec);
+  const auto cpu = [&](const std::vector<float>& x, bool is_min) {
+    std::uint32_t best = 0;
+    for (std::uint32_t i = 1; i < n; ++i) {
+      const float v = is_min ? -x[i] : x[i], b = is_min ? -x[best] : x[best];
+      if (std::isnan(v) != std::isnan(b) ? std::isnan(v) : !std::isnan(v) && v > b) best = i;
+    }
+    return best;
+  };
+  for (int c = 0; c < 3; ++c) {
+    auto x = trueno::test::random_normal(n, rng(), 1.0f);
+    x[2999] = x[1234] = 9.0f, x[17] = -9.0f, x[2500] = -9.0f;  // ties: the first index wins
+    if (c == 2) x[2222] = std::nanf(""), x[2800] = std::nanf("");  // the first NaN wins both ways
+    for (const int is_min : {0, 1}) {
+      Buffer bx = upload_bytes(x.data(), n * 4), bp(context(), 2 * groups * 4), bo(context(), 16);
+      Recorder rec(context());
+      const std::uint32_t push0[4] = {n, static_cast<std::uint32_t>(is_min), 0, groups}, push1[4] = {n, static_cast<std::uint32_t>(is_min), 1, groups};
+      rec.dispatch(p, {&bx, &bp, &bo}, push0, groups);
+      rec.dispatch(p, {&bx, &bp, &bo}, push1, 1);
+      rec.submit();
+      std::int32_t got = -1;
+      bo.download(&got, 4);
+      trueno::test::expect_gpu_contract("decy", "tensor_ops_tensor_arg_reduce", {static_cast<float>(got)},
+                                        {static_cast<float>(cpu(x, is_min != 0))},
+                                        std::string(is_min ? "argmin" : "argmax") + (c == 2 ? " with NaNs" : "") + " of 3000");
+    }
+  }
+}
+
 // testdata's dp4a: __dp4a as decy_dp4a (Note [dp4a]) against the bytes' products on the CPU, wrapping as
 // CUDA's; -128 and 127 bytes and accumulators near INT32_MIN / INT32_MAX included.
 TEST(DecyVulkanGpu, Dp4aMatchesTheCpu) {

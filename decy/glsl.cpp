@@ -416,6 +416,8 @@ class Emitter {
       return "decy_dp4a(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ", " + bare(ex(e.args.at(2))) + ")";
     }
     if (e.name == "signbit") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") >> 31u) != 0u)";
+    // isnan from the bits: a driver may compile GLSL's isnan() under no-NaN assumptions.
+    if (e.name == "isnan") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") & 0x7fffffffu) > 0x7f800000u)";
     if (e.name == "atomicMax" || e.name == "atomicAdd")  // the element itself (parse.cpp passes *p): a buffer or shared variable
       return e.name + "(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ")";
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
