@@ -33,7 +33,8 @@ __device__ __forceinline__ void overlap_prologue() {
 }
 
 // Note [Weights before the wait]
-// A quantized GEMV's weights are constant while a model runs (no kernel writes a quantized matrix), so
+// A quantized GEMV's weights are constant while a model runs (no kernel writes a quantized matrix; uploads
+// are copies, which the kernels after them wait for in full), so
 // its blocks issue their first weight loads between overlap_launch() and overlap_wait(): blocks scheduled
 // while the previous kernels still run (Note [Overlapped launches]) stream their weights then, and only
 // the activations and y wait. Those kernels begin with overlap_launch() and call overlap_wait() before

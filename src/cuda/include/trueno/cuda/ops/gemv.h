@@ -30,9 +30,10 @@ bool gemv_supports(QuantType type);
 
 // y[rows] = W x for any supported weight type: the quantized types read xq (quantize_q8_k of x), the
 // float types x itself (rounded to f16 first for F16 weights when round_x). With accumulate, y += W x.
-// A quantized W is read before the previous kernel in the stream has finished (Note [Weights before the
-// wait], kernels/prelude.cuh): it must not be written by that kernel (copies, and kernels further back,
-// are waited for).
+// A quantized W is read before the kernels launched just before it in the stream have finished (Note
+// [Weights before the wait], kernels/prelude.cuh; each of them may still be waiting on its own
+// predecessor): W must not be written by a kernel in the same stream. A copy into W is safe: the kernels
+// after a copy start only once it has finished.
 void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
           const Q8Activations* xq, api::CUdeviceptr y, bool round_x = false, bool accumulate = false);
 
