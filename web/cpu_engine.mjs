@@ -1,12 +1,14 @@
-// realizar's WebAssembly build in the page (realizar_web.cpp's C API): the model image copied into wasm
-// memory, tokenizer, CPU forward and sampler. createRealizar comes from realizar_web.js (a classic script).
+// realizar's WebAssembly build (realizar_web.cpp's C API), in the page's engine worker (engine_worker.js): the
+// model image copied into wasm memory, tokenizer, CPU forward and sampler. createRealizar comes from
+// realizar_web.js (a classic script, loaded by the worker).
 import { copyTensors } from './gguf_image.mjs';
 
 export class CpuEngine {
   static async create() {
     if (typeof createRealizar !== 'function') throw new Error('realizar_web.js did not load (is the page served from the build folder?)');
     if (!self.crossOriginIsolated) throw new Error('the page is not cross-origin isolated: serve it with the COOP/COEP headers (web/serve.mjs); WebAssembly threads need SharedArrayBuffer');
-    return new CpuEngine(await createRealizar());
+    // In a worker, emscripten cannot find its own script for its pthread workers (no document.currentScript).
+    return new CpuEngine(await createRealizar({ mainScriptUrlOrBlob: new URL('realizar_web.js', self.location.href).href }));
   }
 
   constructor(m) {

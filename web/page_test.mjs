@@ -169,6 +169,7 @@ async function main() {
       return process.stdout.write(`FAIL: the stop button must end the second run after ${STOP_AFTER} tokens with the CLI's first tokens\n`), 1;
   }
   if (args.backend !== 'auto' && r.backend !== args.backend) return process.stdout.write(`FAIL: the page ran on ${r.backend}, not ${args.backend}\n`), 1;
+  if (r.inWorker !== true) return process.stdout.write('FAIL: the model must run in the page\'s worker (engine_worker.js), not on its main thread\n'), 1;
   // Temperature 0 on WebGPU: the argmax on the GPU (4 bytes a token), not the sampler on logits read back.
   if (r.backend === 'webgpu' && r.greedyOnGpu !== true) return process.stdout.write('FAIL: greedy decoding on WebGPU must take the argmax on the GPU\n'), 1;
   if (JSON.stringify(r.ids) !== JSON.stringify(want.tokens))
