@@ -57,6 +57,7 @@ struct Field {
   std::uint32_t bits;
 };
 Field i32(std::int32_t v) { return {"i32", static_cast<std::uint32_t>(v)}; }
+Field u32(std::uint32_t v) { return {"u32", v}; }
 Field f32(float v) {
   std::uint32_t b;
   std::memcpy(&b, &v, 4);
@@ -288,6 +289,42 @@ TEST(DecyWgslDawn, ProjectAttentionCombineMatchesTheCpu) {
                         {bytes(o), bytes(std::vector<std::int32_t>{pos}), bytes(std::vector<float>(cpu.size()))}, {i32(hd), i32(max_chunks)}});
   if (out.empty()) return;
   trueno::test::expect_gpu_contract("decy", "layer_ops_attention_combine", values<float>(out[2]), cpu, "wgsl 3 heads x 40, 4 chunks");
+}
+
+// grad_ops.cu's grad_embedding_cols (ids outside the table skipped; every bit: f32 additions in token order)
+// and grad_adamw (a grid-stride loop over three workgroups), as decy_training_test.cpp runs them on Vulkan.
+TEST(DecyWgslDawn, ProjectTrainingKernelsMatchTheCpu) {
+  DECY_REQUIRE_DAWN();
+  const std::string grad_ops = std::string(TRUENO_SOURCE_DIR) + "/src/cuda/kernels/grad_ops.cu";
+  const std::uint32_t tokens = 9, dim = 100, table_rows = 6;
+  const std::vector<std::int32_t> ids = {3, 0, 3, 5, -2, 6, 1, 3, 5};
+  const auto dy = trueno::test::random_normal(tokens * dim, rng(), 1.0f), table0 = trueno::test::random_normal(table_rows * dim, rng(), 1.0f);
+  std::vector<float> want = table0;  // accumulating
+  for (std::uint32_t t = 0; t < tokens; ++t)
+    if (ids[t] >= 0 && static_cast<std::uint32_t>(ids[t]) < table_rows)
+      for (std::uint32_t j = 0; j < dim; ++j) want[ids[t] * dim + j] += dy[t * dim + j];
+  auto out = run({grad_ops, "grad_embedding_cols", 64, {2, 1, 1}, false, {bytes(ids), bytes(dy), bytes(table0)},
+                  {u32(tokens), u32(dim), u32(table_rows), i32(1)}});
+  if (out.empty()) return;
+  trueno::test::expect_gpu_contract("decy", "grad_ops_grad_embedding_cols", values<float>(out[2]), want, "wgsl, accumulating");
+  const std::uint32_t n = 1000;
+  const float lr = 1e-2f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f, wd = 0.01f, c1 = 1.0f - 0.9f * 0.9f, c2 = 1.0f - 0.999f * 0.999f;
+  const auto w = trueno::test::random_normal(n, rng(), 1.0f), g = trueno::test::random_normal(n, rng(), 0.1f);
+  const auto m = trueno::test::random_normal(n, rng(), 0.01f);
+  auto v = trueno::test::random_normal(n, rng(), 0.001f);
+  for (float& x : v) x = std::fabs(x);
+  std::vector<float> w1(n), m1(n), v1(n);
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const double mi = double{b1} * m[i] + (1.0 - double{b1}) * g[i], vi = double{b2} * v[i] + (1.0 - double{b2}) * g[i] * g[i];
+    m1[i] = static_cast<float>(mi), v1[i] = static_cast<float>(vi);
+    w1[i] = static_cast<float>(w[i] - double{lr} * ((mi / c1) / (std::sqrt(vi / c2) + eps) + double{wd} * w[i]));
+  }
+  out = run({grad_ops, "grad_adamw", 64, {3, 1, 1}, false, {bytes(w), bytes(g), bytes(m), bytes(v)},
+             {u32(n), f32(lr), f32(b1), f32(b2), f32(eps), f32(wd), f32(c1), f32(c2)}});
+  if (out.empty()) return;
+  trueno::test::expect_gpu_contract("decy", "grad_ops_grad_adamw", values<float>(out[0]), w1, "wgsl w");
+  trueno::test::expect_gpu_contract("decy", "grad_ops_grad_adamw", values<float>(out[2]), m1, "wgsl m");
+  trueno::test::expect_gpu_contract("decy", "grad_ops_grad_adamw", values<float>(out[3]), v1, "wgsl v");
 }
 
 // contracts/gpu/decy.yaml: every `wgsl_test` names a test of this binary; an op without one says why (`wgsl`).
