@@ -155,7 +155,7 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 21u);  // every decode kernel
+  EXPECT_EQ(checked, 22u);  // every decode kernel
   EXPECT_EQ(early, 5u);     // q4_k, q5_k, q6_k, q8_0, q4_0
 }
 
@@ -543,7 +543,8 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
   std::mt19937_64 rng(test_seed() + 4);
   struct Shape { int n_head, n_kv, hd, n; };
   for (Shape sh : {Shape{8, 4, 8, 1}, Shape{8, 4, 8, 69}, Shape{32, 8, 128, 1000}, Shape{4, 2, 64, 513}, Shape{32, 32, 128, 64},
-                   Shape{8, 8, 80, 4100}, Shape{4, 2, 128, 40000}}) {  // 40000: 625 chunks, past the 256 threads of one pass
+                   Shape{8, 8, 80, 4100}, Shape{4, 2, 128, 40000},  // 40000: 625 chunks, past the 256 threads of one pass
+                   Shape{16, 4, 64, 255}, Shape{32, 32, 128, 129}, Shape{8, 2, 80, 185}}) {  // one block per head (<= 256)
     const int kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv;
     const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng);
     const auto kf = random_vector(static_cast<std::size_t>(sh.n) * kv_row, rng), vf = random_vector(static_cast<std::size_t>(sh.n) * kv_row, rng);
@@ -582,11 +583,26 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
     AttentionScratch scratch(test_context(), sh.n + 70, sh.n_head, sh.hd);  // a longer context than filled: unused chunks skip
     // Launches over the whole context, or (as a bucket's graph does) only over the first sh.n positions.
     const int positions = sh.n % 2 == 0 ? 0 : sh.n;
-    attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, kv_row, positions);
+    const std::string what =
+        std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions";
+    attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, kv_row, positions,
+                     AttentionKernels::Split);
     gpu_contract("attention_scores"), gpu_contract("attention_weights_v");
-    expect_contract("attention_combine", from_device(out, q.size()), want,
-                    std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions");
+    expect_contract("attention_combine", from_device(out, q.size()), want, what);
+    // Note [One block per head]: a launch over at most 256 positions takes one block per head (as a bucket's
+    // graph launches it, over the bucket's positions); longer ones split.
+    const int bucket = sh.n <= 256 ? std::min(sh.n <= 64 ? 64 : sh.n <= 128 ? 128 : 256, sh.n + 70) : positions;
+    ASSERT_EQ(attention_one_block(scratch, bucket), sh.n <= kOneBlockPositions) << what;
+    DeviceBuffer out2(test_context(), q.size() * 4);
+    attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out2.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, kv_row, bucket);
+    if (sh.n <= kOneBlockPositions) expect_contract("attention_one_block", from_device(out2, q.size()), want, what);
+    else EXPECT_EQ(from_device(out2, q.size()), from_device(out, q.size())) << what << ": split either way";
   }
+  // A launch over 256 positions of a longer scratch takes one block per head too; over 257, splits.
+  AttentionScratch long_scratch(test_context(), 4096, 8, 128);
+  EXPECT_TRUE(attention_one_block(long_scratch, 256));
+  EXPECT_FALSE(attention_one_block(long_scratch, 257));
+  EXPECT_FALSE(attention_one_block(long_scratch, 0));
 }
 
 // The batched step's kernels (kernels/batch_ops.cu) against the single sequence's, on identical inputs: three
@@ -621,7 +637,8 @@ TEST(CudaGpu, BatchedDecodeOpsEqualTheSingleSequenceOnes) {
     rope_append(c, dq.ptr(), dk.ptr(), dv.ptr(), n_head, n_kv, dpos.ptr(), rope, dc.ptr() + off * 2, dc.ptr() + (per + off) * 2);
     AttentionScratch scratch(c, sq.n_ctx, n_head, hd);
     DeviceBuffer out(c, n_head * hd * 4);
-    attention_decode(c, dq.ptr(), dc.ptr() + off * 2, dc.ptr() + (per + off) * 2, out.ptr(), dpos.ptr(), scratch, n_head, hd, group, kv_row, 0);
+    attention_decode(c, dq.ptr(), dc.ptr() + off * 2, dc.ptr() + (per + off) * 2, out.ptr(), dpos.ptr(), scratch, n_head, hd, group, kv_row, 0,
+                     AttentionKernels::Split);
     const auto qz = from_device(dq, n_head * hd), oz = from_device(out, n_head * hd);
     want_q.insert(want_q.end(), qz.begin(), qz.end()), want_out.insert(want_out.end(), oz.begin(), oz.end());
     std::vector<std::uint16_t> cz(caches[z].size());

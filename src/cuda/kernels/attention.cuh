@@ -173,3 +173,113 @@ __device__ __forceinline__ void attention_combine_body(const float* __restrict__
   }
 }
 
+
+// Note [One block per head]
+// At short contexts the split kernels are latency, not bandwidth: the 7B's three launches add 11.5 us
+// to every layer below 128 positions (tools/kernel_timeline on the H200), 15% of a token, for 1 MB of
+// cache. Up to kOneBlockPositions positions one block per head does all three steps: its threads load
+// every K and V row they need at once (a single memory round trip), then the scores, the softmax over
+// all positions (M and L directly, no chunk partials) with the CPU's f16-rounded weights, and the
+// weighted sum of V, written straight to out.
+constexpr int kOneBlockPositions = 256;
+
+template <int HD>
+__device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, const u16* __restrict__ v, int n, int kv_row, float scale,
+                                                 const float* __restrict__ qh, float* __restrict__ s, float* __restrict__ oh) {
+  constexpr int kLanes = HD / 8, kRowsPerPass = 256 / kLanes, kPasses = kOneBlockPositions / kRowsPerPass;
+  const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes, t = threadIdx.x;
+  uint4 kr[kPasses], vr[kPasses];
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = slot + u * kRowsPerPass;
+    const u64 at = static_cast<u64>(j) * kv_row + part * 8;
+    kr[u] = j < n ? *reinterpret_cast<const uint4*>(k + at) : zero_uint4();
+    vr[u] = j < n ? *reinterpret_cast<const uint4*>(v + at) : zero_uint4();
+  }
+  float qv[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) qv[e] = qh[part * 8 + e];
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    float kv[8];
+    unpack_f16x8(kr[u], kv);
+    float dot = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 8; ++e) dot += kv[e] * qv[e];
+#pragma unroll
+    for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+    const int j = slot + u * kRowsPerPass;
+    if (part == 0 && j < n) s[j] = dot * scale;
+  }
+  __syncthreads();
+  const float sv = t < n ? s[t] : -__int_as_float(0x7f800000);
+  const float M = block_max(sv);
+  const float ev = t < n ? expf(sv - M) : 0.0f;
+  const float L = block_sum(ev);
+  s[t] = round_to_f16(ev / L);  // each thread rewrites only its own score; block_sum's barriers ordered the reads
+  __syncthreads();
+  float acc[8] = {};
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const float pj = s[slot + u * kRowsPerPass];  // 0 past n
+    float vv[8];
+    unpack_f16x8(vr[u], vv);
+#pragma unroll
+    for (int e = 0; e < 8; ++e) acc[e] += pj * vv[e];
+  }
+  __shared__ float partial[kRowsPerPass * HD];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) partial[slot * HD + part * 8 + e] = acc[e];
+  __syncthreads();
+  for (int d = t; d < HD; d += blockDim.x) {
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int g = 0; g < kRowsPerPass; ++g) sum += partial[g * HD + d];
+    oh[d] = sum;
+  }
+}
+
+// Head h of out = attention over positions [0, n), n <= kOneBlockPositions, launched with 256 threads.
+__device__ __forceinline__ void attention_one_block_body(const float* __restrict__ q, const u16* __restrict__ kc, const u16* __restrict__ vc,
+                                                         int n, int h, int hd, int group, int kv_row, float scale, float* __restrict__ out) {
+  n = min(n, kOneBlockPositions);  // the launcher's promise (as the split launches' chunk count); memory-safe if broken
+  const int kvh = h / group, t = threadIdx.x, warp = t >> 5, lane = t & 31;
+  __shared__ float qh[256];
+  __shared__ float s[kOneBlockPositions];
+  for (int d = t; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
+  __syncthreads();
+  const u16 *k = kc + kvh * hd, *v = vc + kvh * hd;
+  float* oh = out + h * hd;
+  if (vector_rows(hd, kv_row, kc) && vector_rows(hd, kv_row, vc)) {
+    if (hd == 128) one_block_vector<128>(k, v, n, kv_row, scale, qh, s, oh);
+    else one_block_vector<64>(k, v, n, kv_row, scale, qh, s, oh);
+    return;
+  }
+  for (int j = warp; j < n; j += blockDim.x >> 5) {
+    const u16* kj = k + static_cast<u64>(j) * kv_row;
+    float dot = 0.0f;
+    for (int d = lane; d < hd; d += 32) dot += f16_to_f32(kj[d]) * qh[d];
+    dot = warp_sum(dot);
+    if (lane == 0) s[j] = dot * scale;
+  }
+  __syncthreads();
+  const float sv = t < n ? s[t] : -__int_as_float(0x7f800000);
+  const float M = block_max(sv);
+  const float ev = t < n ? expf(sv - M) : 0.0f;
+  const float L = block_sum(ev);
+  s[t] = round_to_f16(ev / L);
+  __syncthreads();
+  __shared__ float part[256];
+  const int groups = max(1, static_cast<int>(blockDim.x) / hd), d = t % hd, g = t / hd;
+  if (g < groups) {
+    float acc = 0.0f;
+    for (int j = g; j < n; j += groups) acc += s[j] * f16_to_f32(v[static_cast<u64>(j) * kv_row + d]);
+    part[t] = acc;
+  }
+  __syncthreads();
+  for (int dd = t; dd < hd; dd += blockDim.x) {
+    float acc = 0.0f;
+    for (int gg = 0; gg < groups; ++gg) acc += part[gg * hd + dd];
+    oh[dd] = acc;
+  }
+}

@@ -66,6 +66,15 @@ extern "C" __global__ void __launch_bounds__(256)
   attention_weights_v_body(vc, *pos + 1, blockIdx.x, blockIdx.y, gridDim.y, hd, group, kv_row, n_ctx, s, ml, o);
 }
 
+// Up to kOneBlockPositions positions, the three in one launch of one block per head (Note [One block per
+// head] in attention.cuh).
+extern "C" __global__ void __launch_bounds__(256, 1)
+    attention_one_block(const float* __restrict__ q, const u16* __restrict__ kc, const u16* __restrict__ vc, const int* __restrict__ pos,
+                        int hd, int group, int kv_row, float scale, float* __restrict__ out) {
+  overlap_prologue();
+  attention_one_block_body(q, kc, vc, *pos + 1, blockIdx.x, hd, group, kv_row, scale, out);
+}
+
 extern "C" __global__ void attention_combine(const float* __restrict__ o, const int* __restrict__ pos, int hd, int max_chunks,
                                              float* __restrict__ out) {
   overlap_prologue();

@@ -53,13 +53,23 @@ AttentionScratch::AttentionScratch(Context& c, int n_ctx_, int n_head, int hd)
   if (hd < 1 || hd > 256) throw InvalidArgument(strcat("cuda attention: head size ", hd, " is outside [1, 256]"));
 }
 
+bool attention_one_block(const AttentionScratch& a, int positions) {
+  return (positions == 0 ? a.n_ctx : positions) <= kOneBlockPositions;
+}
+
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      api::CUdeviceptr pos, AttentionScratch& a, int n_head, int hd, int group, int kv_row, int positions) {
+                      api::CUdeviceptr pos, AttentionScratch& a, int n_head, int hd, int group, int kv_row, int positions,
+                      AttentionKernels kernels) {
   if (positions < 0 || positions > a.n_ctx)
     throw InvalidArgument(strcat("cuda attention: ", positions, " positions exceed the scratch's context of ", a.n_ctx));
+  float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  if (kernels == AttentionKernels::Auto && attention_one_block(a, positions)) {  // Note [One block per head]
+    void* p[] = {&q, &k_cache, &v_cache, &pos, &hd, &group, &kv_row, &scale, &out};
+    launch_overlapped(c, fn(c, "attention_one_block"), static_cast<unsigned>(n_head), 1, 256, 1, p);
+    return;
+  }
   const api::CUfunction scores = fn(c, "attention_scores"), weights_v = fn(c, "attention_weights_v"),
                          combine = fn(c, "attention_combine");
-  float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const int chunks_used = positions == 0 ? a.n_chunks : (positions + kAttentionChunk - 1) / kAttentionChunk;
   int n_ctx = a.n_ctx, max_chunks = chunks_used;  // the partials' stride is the launched chunk count
   api::CUdeviceptr s = a.scores.ptr(), ml = a.max_sum.ptr(), o = a.partial.ptr();

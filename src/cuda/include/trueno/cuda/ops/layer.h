@@ -39,12 +39,23 @@ struct AttentionScratch {
   DeviceBuffer scores, max_sum, partial;
 };
 
+// How attention_decode runs: Auto takes one block per head where the launch covers at most
+// kOneBlockPositions positions (Note [One block per head], kernels/attention.cuh), else the three split
+// launches; Split always splits (the batched step's kernels are the split ones: tests compare the two).
+enum class AttentionKernels { Auto, Split };
+constexpr int kOneBlockPositions = 256;  // as in kernels/attention.cuh
+
+// Whether attention_decode(..., positions, Auto) takes the one-block kernel.
+bool attention_one_block(const AttentionScratch& scratch, int positions);
+
 // out[n_head][hd] = attention of q[n_head][hd] over positions [0, *pos] of one layer's f16 cache
-// [scratch.n_ctx][kv_row]; head h reads KV head h / group (kernels/layer_ops.cu: three launches, split
-// over the sequence). The launches cover `positions` positions (0: the whole context), which must exceed
-// *pos when they run: a captured graph for a bucket of positions launches only that bucket's chunks.
+// [scratch.n_ctx][kv_row]; head h reads KV head h / group (kernels/layer_ops.cu: one launch of a block per
+// head, or three launches split over the sequence). The launches cover `positions` positions (0: the whole
+// context), which must exceed *pos when they run: a captured graph for a bucket of positions launches only
+// that bucket's chunks.
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
-                      api::CUdeviceptr pos, AttentionScratch& scratch, int n_head, int hd, int group, int kv_row, int positions = 0);
+                      api::CUdeviceptr pos, AttentionScratch& scratch, int n_head, int hd, int group, int kv_row, int positions = 0,
+                      AttentionKernels kernels = AttentionKernels::Auto);
 
 // Fused (kernels/fused_ops.cu). xn[n] = rmsnorm(x) * w and xq = Q8_K(xn), n = xq.n (a multiple of 256).
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq);
