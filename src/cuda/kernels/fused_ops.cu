@@ -9,11 +9,13 @@
 extern "C" __global__ void __launch_bounds__(256)
     rmsnorm_quantize(const float* __restrict__ x, const float* __restrict__ w, float eps, float* __restrict__ xn, int n,
                      i8* __restrict__ q, float* __restrict__ d, i16* __restrict__ bsums) {
-  overlap_prologue();
+  overlap_launch();
+  const int i = blockIdx.x * 256 + threadIdx.x;
+  const float wi = w[i];  // the norm's weights are constant too (Note [Weights before the wait])
+  overlap_wait();
   const float ss = block_sum_squares(x, n);
   const float scale = 1.0f / sqrtf(ss / static_cast<float>(n) + eps);
-  const int i = blockIdx.x * 256 + threadIdx.x;
-  const float v = (x[i] * scale) * w[i];
+  const float v = (x[i] * scale) * wi;
   xn[i] = v;
   quantize_block_q8_k(v, q, d, bsums);
 }

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "core/strings.h"
+#include "cuda/nvrtc.h"
 #include "trueno/cuda/ops/gemv.h"
 
 namespace trueno::cuda {
@@ -53,8 +54,11 @@ AttentionScratch::AttentionScratch(Context& c, int n_ctx_, int n_head, int hd)
   if (hd < 1 || hd > 256) throw InvalidArgument(strcat("cuda attention: head size ", hd, " is outside [1, 256]"));
 }
 
+// A tuning knob (TRUENO_CUDA_DEFINES, nvrtc.h): TRUENO_ATTENTION_ONE_BLOCK=0 always splits, for comparison.
+const bool kOneBlock = tuning_define("TRUENO_ATTENTION_ONE_BLOCK", 1) != 0;
+
 bool attention_one_block(const AttentionScratch& a, int positions) {
-  return (positions == 0 ? a.n_ctx : positions) <= kOneBlockPositions;
+  return kOneBlock && (positions == 0 ? a.n_ctx : positions) <= kOneBlockPositions;
 }
 
 void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
