@@ -183,6 +183,7 @@ __device__ __forceinline__ void attention_combine_body(const float* __restrict__
 // weighted sum of V, written straight to out.
 constexpr int kOneBlockPositions = 256;
 
+// qh: the head's q in global memory, loaded after the K and V rows (all in flight together).
 template <int HD>
 __device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, const u16* __restrict__ v, int n, int kv_row, float scale,
                                                  const float* __restrict__ qh, float* __restrict__ s, float* __restrict__ oh) {
@@ -197,8 +198,10 @@ __device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, cons
     vr[u] = j < n ? *reinterpret_cast<const uint4*>(v + at) : zero_uint4();
   }
   float qv[8];
+  const float4 q0 = *reinterpret_cast<const float4*>(qh + part * 8), q1 = *reinterpret_cast<const float4*>(qh + part * 8 + 4);
+  qv[0] = q0.x, qv[1] = q0.y, qv[2] = q0.z, qv[3] = q0.w, qv[4] = q1.x, qv[5] = q1.y, qv[6] = q1.z, qv[7] = q1.w;
 #pragma unroll
-  for (int e = 0; e < 8; ++e) qv[e] = qh[part * 8 + e];
+  for (int e = 0; e < 8; ++e) qv[e] = round_to_f16(qv[e]);
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
     float kv[8];
@@ -244,17 +247,17 @@ __device__ __forceinline__ void attention_one_block_body(const float* __restrict
                                                          int n, int h, int hd, int group, int kv_row, float scale, float* __restrict__ out) {
   n = min(n, kOneBlockPositions);  // the launcher's promise (as the split launches' chunk count); memory-safe if broken
   const int kvh = h / group, t = threadIdx.x, warp = t >> 5, lane = t & 31;
-  __shared__ float qh[256];
   __shared__ float s[kOneBlockPositions];
-  for (int d = t; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
-  __syncthreads();
   const u16 *k = kc + kvh * hd, *v = vc + kvh * hd;
   float* oh = out + h * hd;
-  if (vector_rows(hd, kv_row, kc) && vector_rows(hd, kv_row, vc)) {
-    if (hd == 128) one_block_vector<128>(k, v, n, kv_row, scale, qh, s, oh);
-    else one_block_vector<64>(k, v, n, kv_row, scale, qh, s, oh);
+  if (vector_rows(hd, kv_row, kc) && vector_rows(hd, kv_row, vc) && (reinterpret_cast<u64>(q) & 15) == 0) {
+    if (hd == 128) one_block_vector<128>(k, v, n, kv_row, scale, q + h * hd, s, oh);
+    else one_block_vector<64>(k, v, n, kv_row, scale, q + h * hd, s, oh);
     return;
   }
+  __shared__ float qh[256];
+  for (int d = t; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
+  __syncthreads();
   for (int j = warp; j < n; j += blockDim.x >> 5) {
     const u16* kj = k + static_cast<u64>(j) * kv_row;
     float dot = 0.0f;

@@ -9,7 +9,10 @@
 #include "prelude.cuh"
 
 namespace {
-constexpr int kRows = TRUENO_GEMV_ROWS;
+#ifndef TRUENO_Q6K_ROWS  // rows per warp (a tuning knob; the other k-quants' TRUENO_GEMV_ROWS by default)
+#define TRUENO_Q6K_ROWS TRUENO_GEMV_ROWS
+#endif
+constexpr int kRows = TRUENO_Q6K_ROWS;
 constexpr int kWarps = TRUENO_GEMV_WARPS;
 #ifndef TRUENO_Q6K_UNROLL  // block steps unrolled (loads of later steps issued early)
 #define TRUENO_Q6K_UNROLL 2

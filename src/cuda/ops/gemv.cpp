@@ -14,6 +14,7 @@ constexpr std::size_t kQK = 256;       // elements per Q8_K / k-quant block
 // TRUENO_GEMV_WARPS / TRUENO_GEMV_ROWS (tuning knobs, nvrtc.h).
 const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS", 4));
 const unsigned kQuantRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS", 2));
+const unsigned kQ6KRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_Q6K_ROWS", static_cast<int>(kQuantRowsPerWarp)));
 const unsigned kB32RowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS_B32", 1));  // Q8_0, Q4_0
 
 std::size_t check_blocks(const char* op, std::size_t n) {
@@ -106,7 +107,8 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
       for (std::size_t i = 0; b32 && i < targets.size(); ++i)  // Note [Staged 2-byte-aligned blocks]: 16-byte steps
         if (targets[i].w % 16 != 0)
           throw InvalidArgument(strcat("cuda gemv ", quant_info(type).name, ": the matrix must start 16-byte aligned"));
-      return launch_overlapped(c, f, grid_for(max_rows, b32 ? kB32RowsPerWarp : kQuantRowsPerWarp), ny, 32, kWarps,
+      const unsigned per_warp = b32 ? kB32RowsPerWarp : type == QuantType::Q6_K ? kQ6KRowsPerWarp : kQuantRowsPerWarp;
+      return launch_overlapped(c, f, grid_for(max_rows, per_warp), ny, 32, kWarps,
                                type == QuantType::Q6_K ? without : with_bsums);
     }
     case QuantType::F32: {
