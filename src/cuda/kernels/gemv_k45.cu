@@ -17,7 +17,7 @@
 namespace {
 constexpr int kRows = TRUENO_GEMV_ROWS;
 #ifndef TRUENO_GEMV_STEPS  // a tuning knob (TRUENO_CUDA_DEFINES, src/cuda/nvrtc.h)
-#define TRUENO_GEMV_STEPS 4
+#define TRUENO_GEMV_STEPS 2
 #endif
 constexpr int kSteps = TRUENO_GEMV_STEPS;
 constexpr int kWarps = TRUENO_GEMV_WARPS;  // per thread block (blockDim = 32 x kWarps)

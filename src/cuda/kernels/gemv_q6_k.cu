@@ -9,8 +9,8 @@
 #include "prelude.cuh"
 
 namespace {
-#ifndef TRUENO_Q6K_ROWS  // rows per warp (a tuning knob; the other k-quants' TRUENO_GEMV_ROWS by default)
-#define TRUENO_Q6K_ROWS TRUENO_GEMV_ROWS
+#ifndef TRUENO_Q6K_ROWS  // rows per warp (a tuning knob)
+#define TRUENO_Q6K_ROWS 2
 #endif
 constexpr int kRows = TRUENO_Q6K_ROWS;
 constexpr int kWarps = TRUENO_GEMV_WARPS;

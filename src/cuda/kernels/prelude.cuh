@@ -82,8 +82,8 @@ __device__ __forceinline__ void rope_sincos(int p, int i, float theta_scale, con
 #ifndef TRUENO_GEMV_WARPS
 #define TRUENO_GEMV_WARPS 4
 #endif
-#ifndef TRUENO_GEMV_ROWS
-#define TRUENO_GEMV_ROWS 2
+#ifndef TRUENO_GEMV_ROWS  // Q4_K and Q5_K (gemv_q6_k: TRUENO_Q6K_ROWS)
+#define TRUENO_GEMV_ROWS 4
 #endif
 
 __device__ __forceinline__ float warp_sum(float v) {
