@@ -15,11 +15,14 @@
 // the next kAhead steps' loads are issued before this group's arithmetic. Measured on the H200 (4096 x
 // 11008 Q8_0, 48 MB, 1 row per warp): u16 loads 28.8 us, staged 29.5 us, staged and pipelined 26.5 us
 // (1.83 TB/s, 60% of a read stream of that size): fewer load instructions alone changed nothing, the
-// pipelining 8%; 7B Q8_0 decode 225 -> 241 tok/s. What holds it at 60% is not found yet.
+// pipelining 8%; 7B Q8_0 decode 225 -> 241 tok/s. Later (2026-12-02, 7B Q8_0 tg128, two interleaved
+// rounds): rows per warp x steps ahead 1 x 4 (the old default) 254.0 / 254.9, 2 x 2 274.4 / 273.2, 3 x 2
+// 278.3 / 278.1 and 280.0 / 279.2, 3 x 3 249.5, 3 x 1 231.1, 4 x 2 229.5, 4 x 1 231.8, 2 x 1 252.2: rows
+// share each warp's activation loads, and two steps ahead keep the registers low.
 #include "prelude.cuh"
 
 #ifndef TRUENO_GEMV_ROWS_B32  // rows per warp of these kernels (the launcher reads the same knob)
-#define TRUENO_GEMV_ROWS_B32 1
+#define TRUENO_GEMV_ROWS_B32 3
 #endif
 
 namespace {
@@ -47,7 +50,7 @@ __device__ __forceinline__ int lane_dot(u32 q0, u32 q1, int v, const i8* xb, con
 
 // Activation steps in flight per warp: the weights of kAhead steps are loaded before any is used.
 #ifndef TRUENO_GEMV_AHEAD_B32
-#define TRUENO_GEMV_AHEAD_B32 4
+#define TRUENO_GEMV_AHEAD_B32 2
 #endif
 constexpr int kAhead = TRUENO_GEMV_AHEAD_B32;
 

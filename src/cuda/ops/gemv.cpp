@@ -15,7 +15,7 @@ constexpr std::size_t kQK = 256;       // elements per Q8_K / k-quant block
 const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS", 4));
 const unsigned kQuantRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS", 4));
 const unsigned kQ6KRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_Q6K_ROWS", 2));
-const unsigned kB32RowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS_B32", 1));  // Q8_0, Q4_0
+const unsigned kB32RowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS_B32", 3));  // Q8_0, Q4_0
 
 std::size_t check_blocks(const char* op, std::size_t n) {
   if (n == 0 || n % kQK != 0) throw ShapeError(strcat(op, ": length ", n, " is not a positive multiple of ", kQK));
