@@ -83,9 +83,22 @@ void attach_packed(const char* op, Job& g, int k, const PackedQuantMatrix* p) {
     g.dot_x8 = g.table->dot_x8_q4_k_q8_k, g.x8_block_bytes = sizeof(quant::BlockQ4_Kx8);
 }
 
-// Rows per task: ~32K weight bytes, a multiple of 8 when rows are packed (tasks take whole groups).
+// Note [Tasks per thread]
+// Rows per task: at least ~32K weight bytes, and at most kTasksPerThread tasks per thread for the matrix;
+// a multiple of 8 when rows are packed (tasks take whole groups). With 32 KiB tasks alone, a 2-thread
+// decode of the 1.1B model took ~20,000 tasks per token from the shared counter (Note [Dynamic task
+// assignment]), and each hand-off cost more than its share: on the 2-vCPU dev machine (tg32, three
+// interleaved rounds) 29.6 / 32.5 / 32.3 tok/s, against 43.2 / 39.2 / 37.8 with 8 tasks per thread and
+// the peer's 33-39. Prompts (m > 1) keep 32 KiB tasks: their tasks are long, and pp64 was 4% slower with
+// the larger ones. Eight per thread still balances a thread that is slow for a moment; on the 16-core
+// Xeon the floor decides for every matrix of 4 MB or less, and a 7B matrix gets ~73 KiB tasks, inside the
+// 8-64 KiB range measured there as equal.
+constexpr std::size_t kTasksPerThread = 8;
+
 std::size_t rows_per_task(const Job& g) {
-  const std::size_t n = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
+  const std::size_t per_task = std::max<std::size_t>(1, (std::size_t{32} << 10) / std::max<std::size_t>(1, g.row_bytes));
+  const std::size_t tasks = kTasksPerThread * static_cast<std::size_t>(std::max(1, num_threads()));
+  const std::size_t n = g.m == 1 ? std::max(per_task, (g.rows + tasks - 1) / tasks) : per_task;
   return g.dot_x8 ? (n + 7) / 8 * 8 : n;
 }
 
@@ -245,9 +258,8 @@ void run(const char* op, QuantType type, const std::byte* w0, const std::byte* w
   if (g.dot && m > 1 && (type == QuantType::Q4_K || type == QuantType::Q6_K) && cpu::kernels_backend(backend) == Backend::AVX512 &&
       cpu::amx::usable())
     return run_amx(g);
-  // ~32K weight bytes per task: enough to amortize a task, many tasks for balance. (8-256 KiB measured
-  // on the device Xeon: 8-64 KiB within noise of each other, 256 KiB slower; software prefetch of the
-  // next row was slower at every distance, docs/PERFORMANCE.md.)
+  // Note [Tasks per thread]. (8-256 KiB measured on the device Xeon: 8-64 KiB within noise of each other,
+  // 256 KiB slower; software prefetch of the next row was slower at every distance, docs/PERFORMANCE.md.)
   g.rows_per_task = rows_per_task(g);
   detail::parallel_run((rows + g.rows_per_task - 1) / g.rows_per_task, run_rows, &g);
 }
