@@ -267,7 +267,9 @@ TEST(DecyVulkanGpu, ProjectWarpKernelsOnSubgroupsOf32MatchTheCpu) {
 // The decode attention's three steps (attention.cuh) end to end: attention_scores and attention_weights_v
 // (--warp32) on their 16-byte vector path (head sizes 64 and 128, 256 threads: scores_vector<HD> and
 // weights_v_vector<HD>, whose shuffles every thread reaches), then attention_combine, against the CPU's
-// attention over the same f16 KV cache with q and the weights rounded to f16 (Note [F16 attention]).
+// attention over the same f16 KV cache with q and the weights rounded to f16 (Note [F16 attention]); and
+// the same attention in one launch, attention_one_block (--warp32, its vector path one_block_vector<HD>;
+// Note [One block per head]).
 // (Their element-wise path for other head sizes shuffles inside loops whose trip count differs per warp:
 // outside --warp32's precondition, not run.)
 TEST(DecyVulkanGpu, ProjectAttentionMatchesTheCpu) {
@@ -328,6 +330,16 @@ TEST(DecyVulkanGpu, ProjectAttentionMatchesTheCpu) {
     rec.submit();
     trueno::test::expect_gpu_contract("decy", "layer_ops_attention", download(bout, want.size()), want,
                                       "hd " + std::to_string(hd) + ", 4 heads, 151 positions");
+    Buffer bone(context(), want.size() * 4);
+    const struct {
+      std::int32_t hd, group, kv_row;
+      float scale;
+    } p1{hd, group, kv_row, scale};
+    Recorder one(context());
+    one.dispatch(pipeline("layer_ops_attention_one_block", 5, 16), {&bq, &bk, &bv, &bpos, &bone}, p1, n_head);
+    one.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_attention_one_block", download(bone, want.size()), want,
+                                      "hd " + std::to_string(hd) + ", 4 heads, 151 positions, one launch");
   }
 }
 
