@@ -28,6 +28,20 @@ __device__ __forceinline__ void unpack_f16x8(const uint4& r, float* f) {
   for (int i = 0; i < 4; ++i) f[2 * i] = f16_to_f32(static_cast<u16>(w[i] & 0xffffu)), f[2 * i + 1] = f16_to_f32(static_cast<u16>(w[i] >> 16));
 }
 
+// The dot of one f16 cache row (8 halves in raw) with q's matching 8 values, summed over the kLanes lanes
+// that share the row.
+template <int kLanes>
+__device__ __forceinline__ float row_dot(uint4 raw, const float* qv) {
+  float kv[8];
+  unpack_f16x8(raw, kv);
+  float dot = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 8; ++e) dot += kv[e] * qv[e];
+#pragma unroll
+  for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+  return dot;
+}
+
 // sc[j - j0] = (k_j . qh) * scale for the chunk's keys j0 <= j < j1; k = the KV head's column of the cache.
 template <int HD>
 __device__ __forceinline__ void scores_vector(const u16* __restrict__ k, int j0, int j1, int kv_row, float scale,
@@ -45,13 +59,7 @@ __device__ __forceinline__ void scores_vector(const u16* __restrict__ k, int j0,
   }
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
-    float kv[8];
-    unpack_f16x8(raw[u], kv);
-    float dot = 0.0f;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) dot += kv[e] * qv[e];
-#pragma unroll
-    for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+    const float dot = row_dot<kLanes>(raw[u], qv);
     const int j = j0 + slot + u * kKeysPerPass;
     if (part == 0 && j < j1) sc[j - j0] = dot * scale;
   }
@@ -204,13 +212,7 @@ __device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, cons
   for (int e = 0; e < 8; ++e) qv[e] = round_to_f16(qv[e]);
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
-    float kv[8];
-    unpack_f16x8(kr[u], kv);
-    float dot = 0.0f;
-#pragma unroll
-    for (int e = 0; e < 8; ++e) dot += kv[e] * qv[e];
-#pragma unroll
-    for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+    const float dot = row_dot<kLanes>(kr[u], qv);
     const int j = slot + u * kRowsPerPass;
     if (part == 0 && j < n) s[j] = dot * scale;
   }
