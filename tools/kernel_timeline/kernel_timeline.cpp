@@ -42,17 +42,22 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 void write_timeline() {
   cuptiActivityFlushAll(1);
-  const char* path = std::getenv("KERNEL_TIMELINE_OUT");
-  std::FILE* f = std::fopen(path && *path ? path : "kernel_timeline.txt", "w");
+  const char* env = std::getenv("KERNEL_TIMELINE_OUT");
+  const std::string path = env && *env ? env : "kernel_timeline.txt", tmp = path + ".tmp";  // renamed into place when whole
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) {
-    std::fprintf(stderr, "kernel_timeline: cannot write %s\n", path ? path : "kernel_timeline.txt");
+    std::fprintf(stderr, "kernel_timeline: cannot write %s\n", tmp.c_str());
     return;
   }
   std::lock_guard<std::mutex> hold(g_lock);
   for (const Kernel& k : g_kernels)
     std::fprintf(f, "%llu %llu %d %d %d %llu %s\n", k.start, k.end, k.gx, k.gy, k.gz, k.node, k.name.c_str());
-  std::fclose(f);
-  std::fprintf(stderr, "kernel_timeline: %zu kernels written\n", g_kernels.size());
+  if (std::fclose(f) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::fprintf(stderr, "kernel_timeline: writing %s failed (disk full?)\n", path.c_str());
+    std::remove(tmp.c_str());
+    return;
+  }
+  std::fprintf(stderr, "kernel_timeline: %zu kernels written to %s\n", g_kernels.size(), path.c_str());
 }
 
 }  // namespace

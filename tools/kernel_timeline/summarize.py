@@ -15,10 +15,18 @@ ap.add_argument("--tokens", type=int, default=64)
 a = ap.parse_args()
 
 rows = []
-with open(a.timeline) as f:
-    for line in f:
-        p = line.split(maxsplit=6)
-        rows.append((int(p[0]), int(p[1]), f"{p[6].strip()} [{p[2]}x{p[3]}x{p[4]}]"))
+try:
+    with open(a.timeline) as f:
+        for number, line in enumerate(f, 1):
+            p = line.split(maxsplit=6)
+            if len(p) != 7:
+                raise SystemExit(f"{a.timeline}:{number}: expected 'start end gx gy gz node name', got {line.strip()!r}")
+            try:
+                rows.append((int(p[0]), int(p[1]), f"{p[6].strip()} [{p[2]}x{p[3]}x{p[4]}]"))
+            except ValueError:
+                raise SystemExit(f"{a.timeline}:{number}: start and end must be integers (ns), got {line.strip()!r}")
+except OSError as e:
+    raise SystemExit(f"cannot read {a.timeline}: {e.strerror}")
 rows.sort()
 cuts = [i for i, r in enumerate(rows) if r[2].startswith(a.marker + " ")]
 if len(cuts) < 3:

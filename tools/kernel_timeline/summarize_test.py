@@ -25,4 +25,11 @@ added = {l.split()[-2]: float(l.split()[0]) for l in lines[2:]}
 assert added == {"a": 10.0, "b": 5.0, "argmax_final": 2.0}, added
 starts = {l.split()[-2]: float(l.split()[4]) for l in lines[2:]}
 assert starts["b"] == -2.0, starts
+# A malformed line is named with its file and line number, not a traceback.
+with tempfile.TemporaryDirectory() as tmp:
+    bad = os.path.join(tmp, "bad.txt")
+    with open(bad, "w") as f:
+        f.write("1 2 1 1 1 0 a\nnot a line\n")
+    r = subprocess.run([sys.executable, os.path.join(here, "summarize.py"), bad], capture_output=True, text=True)
+    assert r.returncode != 0 and f"{bad}:2: expected" in r.stderr and "Traceback" not in r.stderr, r.stderr
 print("ok")
