@@ -31,6 +31,10 @@ void ModelOptions::add_to(CLI::App* cmd) {
                   "CUDA prompt and batched-step products: f16 weights staged (dequantized a layer ahead, per pass), resident "
                   "(dequantized once at load: 2 more bytes per weight) or auto (resident when it fits in half the free memory)")
       ->capture_default_str();
+  cmd->add_option("--decode-attention", decode_attention,
+                  "CUDA decode attention past 256 positions: over the f16 KV cache, or q8 (an 8-bit copy of it kept beside, "
+                  "half the bytes read per position, 1.53x the cache's memory; heads of size 64 or 128)")
+      ->capture_default_str();
   cmd->add_flag("--recheck", recheck, "Run the parity gate even when a verdict for this model and GPU is cached");
   cmd->add_flag("--no-parity-gate", no_gate, "Use the GPU backend without comparing its logits with the CPU's (warns)");
 }
@@ -106,6 +110,7 @@ CudaOptions ModelOptions::cuda() const {
   o.decode_gemv = parse_decode_gemv(decode_gemv);
   o.prefill = parse_prefill_precision(prefill_precision);
   o.gemm_weights = parse_gemm_weights(gemm_weights);
+  o.decode_attention = parse_decode_attention(decode_attention);
   return o;
 }
 
@@ -113,7 +118,7 @@ BackendChoice ModelOptions::apply() const {
   if (threads > 0) trueno::set_num_threads(threads);  // -t overrides TRUENO_THREADS, the default otherwise
   const CudaOptions o = cuda();
   const bool cuda_flags = o.decode_gemv != CudaOptions::DecodeGemv::Fused || o.prefill != CudaOptions::Prefill::F16 ||
-                          o.gemm_weights != CudaOptions::GemmWeights::Auto;
+                          o.gemm_weights != CudaOptions::GemmWeights::Auto || o.decode_attention != CudaOptions::DecodeAttention::F16;
   BackendChoice c;
   if (!backend.empty()) c.device = trueno::parse_device(backend);
   if (!devices.empty()) throw trueno::BackendUnavailable(devices_refusal(devices));
@@ -123,9 +128,9 @@ BackendChoice ModelOptions::apply() const {
     throw trueno::InvalidArgument(strcat("--tensor-parallel ", tensor_parallel, " runs its ranks on the CPU, not on --backend ", backend,
                                          "; ", devices_refusal(all)));
   }
-  if (cuda_flags && backend.empty()) throw trueno::InvalidArgument("--decode-gemv, --prefill-precision and --gemm-weights apply to --backend cuda only");
+  if (cuda_flags && backend.empty()) throw trueno::InvalidArgument("--decode-gemv, --prefill-precision, --gemm-weights and --decode-attention apply to --backend cuda only");
   if (cuda_flags && (!c.device || c.device->kind != trueno::DeviceKind::CUDA))
-    throw trueno::InvalidArgument("--decode-gemv, --prefill-precision and --gemm-weights apply to --backend cuda only");
+    throw trueno::InvalidArgument("--decode-gemv, --prefill-precision, --gemm-weights and --decode-attention apply to --backend cuda only");
   if (backend.empty()) return c;
   if (c.device) {
     trueno::require_available(*c.device);

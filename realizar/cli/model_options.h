@@ -23,7 +23,7 @@ struct ModelOptions {
   std::string model;
   int threads = 0;  // 0: all physical cores
   std::string backend;
-  std::string decode_gemv = "fused", prefill_precision = "f16", gemm_weights = "auto";
+  std::string decode_gemv = "fused", prefill_precision = "f16", gemm_weights = "auto", decode_attention = "f16";
   bool recheck = false, no_gate = false;
   int tensor_parallel = 1;  // --tensor-parallel N: N ranks (loopback threads on the CPU; docs/MULTI_GPU.md)
   std::string devices;      // --devices 0,1: the CUDA devices of a tensor-parallel group (refused until it exists)
@@ -32,7 +32,7 @@ struct ModelOptions {
   void add_tensor_parallel_to(CLI::App* cmd);
   // Whether open() gives the loopback tensor-parallel sequence (a CPU sequence, not a GPU one).
   bool tensor_parallel_on_cpu() const { return tensor_parallel > 1; }
-  // --decode-gemv, --prefill-precision and --gemm-weights (CUDA only); throws naming an unknown value.
+  // --decode-gemv, --prefill-precision, --gemm-weights and --decode-attention (CUDA only); throws naming an unknown value.
   CudaOptions cuda() const;
   // The sequence a command runs on (Note [Parity gate]): a forced CPU backend as asked; otherwise the GPU
   // backends in priority order through the parity gate (a forced GPU one is used even when it fails,

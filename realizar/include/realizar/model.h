@@ -222,12 +222,17 @@ struct CudaOptions {
   // bytes per weight, no dequantization per pass); auto: resident when both copies take at most half of
   // the device's free memory at load (Note [Resident f16 weights], forward_cuda.cpp).
   enum class GemmWeights { Auto, Staged, Resident } gemm_weights = GemmWeights::Auto;
+  // Decode attention past 256 positions: over the f16 KV cache, or over an 8-bit copy of it kept beside
+  // (Note [8-bit KV copy], src/cuda/kernels/attention.cuh: half the bytes per position, Q8_0's rounding
+  // of K and V, 1.53x the cache's memory); heads of size 64 or 128.
+  enum class DecodeAttention { F16, Q8 } decode_attention = DecodeAttention::F16;
 };
 
 // Parses "fused" / "cublas-f16" and "f16" / "fp8" / "tokens"; InvalidArgument naming the accepted values.
 CudaOptions::DecodeGemv parse_decode_gemv(std::string_view s);
 CudaOptions::Prefill parse_prefill_precision(std::string_view s);
 CudaOptions::GemmWeights parse_gemm_weights(std::string_view s);  // "auto" / "staged" / "resident"
+CudaOptions::DecodeAttention parse_decode_attention(std::string_view s);  // "f16" / "q8"
 
 // A model's weights on one device (docs/ARCHITECTURE.md): uploaded once, read-only, shared by every
 // sequence made from them (each sequence keeps them alive).

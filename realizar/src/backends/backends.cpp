@@ -36,6 +36,12 @@ CudaOptions::GemmWeights parse_gemm_weights(std::string_view s) {
   throw trueno::InvalidArgument(strcat("--gemm-weights '", s, "': expected auto, staged or resident"));
 }
 
+CudaOptions::DecodeAttention parse_decode_attention(std::string_view s) {
+  if (s == "f16") return CudaOptions::DecodeAttention::F16;
+  if (s == "q8") return CudaOptions::DecodeAttention::Q8;
+  throw trueno::InvalidArgument(strcat("--decode-attention '", s, "': expected f16 or q8"));
+}
+
 bool has_forward(trueno::DeviceKind k) {
   switch (k) {
 #define REALIZAR_BACKEND(Enum, folder) \

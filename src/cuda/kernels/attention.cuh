@@ -99,6 +99,32 @@ __device__ __forceinline__ void weights_v_vector(const u16* __restrict__ v, int 
   }
 }
 
+// The chunk's scores sc [count] to s_chunk, with their max m and sum l of exp(s - m) to ml_chunk [2].
+__device__ __forceinline__ void chunk_stats(const float* __restrict__ sc, int count, float* __restrict__ s_chunk, float* __restrict__ ml_chunk) {
+  const int t = threadIdx.x;
+  const float v = t < count ? sc[t] : -__int_as_float(0x7f800000);
+  const float m = block_max(v);
+  const float l = block_sum(t < count ? expf(v - m) : 0.0f);
+  if (t < count) s_chunk[t] = v;
+  if (t == 0) ml_chunk[0] = m, ml_chunk[1] = l;
+}
+
+// The second level: M and L over every chunk of head h (each thread reducing a stride of them: more chunks
+// than threads past blockDim x kChunk positions); the chunk's weights p [j1 - j0] = f16(exp(s - M) / L).
+__device__ __forceinline__ void chunk_weights(const float* __restrict__ s, const float* __restrict__ ml, int n, int h, int j0, int j1,
+                                              int grid_chunks, int n_ctx, float* __restrict__ p) {
+  const int n_chunks = (n + kChunk - 1) / kChunk, t = threadIdx.x;
+  const float* mlh = ml + h * grid_chunks * 2;
+  float mt = -__int_as_float(0x7f800000);
+  for (int c = t; c < n_chunks; c += blockDim.x) mt = fmaxf(mt, mlh[2 * c]);
+  const float M = block_max(mt);
+  float lt = 0.0f;
+  for (int c = t; c < n_chunks; c += blockDim.x) lt += mlh[2 * c + 1] * expf(mlh[2 * c] - M);
+  const float L = block_sum(lt);
+  if (t < j1 - j0) p[t] = round_to_f16(expf(s[static_cast<u64>(h) * n_ctx + j0 + t] - M) / L);
+  __syncthreads();
+}
+
 __device__ __forceinline__ void attention_scores_body(const float* __restrict__ q, const u16* __restrict__ kc, int n, int h, int chunk,
                                                       int grid_chunks, int hd, int group, int kv_row, float scale, int n_ctx,
                                                       float* __restrict__ s, float* __restrict__ ml) {
@@ -123,12 +149,7 @@ __device__ __forceinline__ void attention_scores_body(const float* __restrict__ 
     }
   }
   __syncthreads();
-  const int t = threadIdx.x;
-  const float v = t < j1 - j0 ? sc[t] : -__int_as_float(0x7f800000);
-  const float m = block_max(v);
-  const float l = block_sum(t < j1 - j0 ? expf(v - m) : 0.0f);
-  if (t < j1 - j0) s[static_cast<u64>(h) * n_ctx + j0 + t] = v;
-  if (t == 0) ml[(h * grid_chunks + chunk) * 2] = m, ml[(h * grid_chunks + chunk) * 2 + 1] = l;
+  chunk_stats(sc, j1 - j0, s + static_cast<u64>(h) * n_ctx + j0, ml + (h * grid_chunks + chunk) * 2);
 }
 
 __device__ __forceinline__ void attention_weights_v_body(const u16* __restrict__ vc, int n, int h, int chunk, int grid_chunks, int hd,
@@ -136,20 +157,10 @@ __device__ __forceinline__ void attention_weights_v_body(const u16* __restrict__
                                                          const float* __restrict__ ml, float* __restrict__ o) {
   const int j0 = chunk * kChunk;
   if (j0 >= n) return;
-  const int j1 = min(n, j0 + kChunk), kvh = h / group, n_chunks = (n + kChunk - 1) / kChunk, t = threadIdx.x;
-  // The second level: M and L over every chunk, each thread reducing a stride of them (more chunks than
-  // threads past blockDim x kChunk positions).
-  const float* mlh = ml + h * grid_chunks * 2;
-  float mt = -__int_as_float(0x7f800000);
-  for (int c = t; c < n_chunks; c += blockDim.x) mt = fmaxf(mt, mlh[2 * c]);
-  const float M = block_max(mt);
-  float lt = 0.0f;
-  for (int c = t; c < n_chunks; c += blockDim.x) lt += mlh[2 * c + 1] * expf(mlh[2 * c] - M);
-  const float L = block_sum(lt);
+  const int j1 = min(n, j0 + kChunk), kvh = h / group, t = threadIdx.x;
   __shared__ float p[kChunk];
   __shared__ float part[256];
-  if (t < j1 - j0) p[t] = round_to_f16(expf(s[static_cast<u64>(h) * n_ctx + j0 + t] - M) / L);
-  __syncthreads();
+  chunk_weights(s, ml, n, h, j0, j1, grid_chunks, n_ctx, p);
   if (vector_rows(hd, kv_row, vc)) {
     float* oc = o + (static_cast<u64>(h) * grid_chunks + chunk) * hd;
     if (hd == 128) weights_v_vector<128>(vc + kvh * hd, j0, j1, kv_row, p, oc);
@@ -287,4 +298,146 @@ __device__ __forceinline__ void attention_one_block_body(const float* __restrict
     for (int gg = 0; gg < groups; ++gg) acc += part[gg * hd + dd];
     oh[dd] = acc;
   }
+}
+
+// Note [8-bit KV copy]
+// Past a few thousand positions a decode token's attention streams more bytes than its weights (a 7B
+// without GQA: 8.6 GB of f16 K and V at 16K positions against 4.0 GB). With --decode-attention q8 a
+// sequence keeps, beside its f16 cache, a copy in Q8_0's arithmetic: per 32 values of a row an f16 scale
+// d = f16(absmax / 127) and round(x / d) as int8, the bytes of the CPU's quantize(Q8_0) (kv_quantize_q8),
+// 34 bytes per 32 values instead of 64. The split attention kernels read the copy (the _q8 kernels: the
+// same chunks, statistics and f16-rounded weights, K and V taken as d * q). The f16 cache stays what
+// everything else reads and writes (prompt passes, the batched step, one block per head at short
+// contexts); the decode step appends its position to the copy after rope_append, and the copy is brought
+// up to date for positions written elsewhere before a decode step reads it (forward_cuda.cpp).
+constexpr int kQ8Block = 32;
+
+// The 16 int8 values of raw as floats: each byte made unsigned (+128) and placed in the low mantissa of
+// 2^23 by one byte permute, then one exact subtraction; int -> float conversions run at 16 per clock per
+// SM on sm_90, about what a 3 TB/s stream of bytes needs.
+__device__ __forceinline__ void unpack_i8x16(const uint4& r, float* f) {
+  const u32 w[4] = {r.x ^ 0x80808080u, r.y ^ 0x80808080u, r.z ^ 0x80808080u, r.w ^ 0x80808080u};
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+#pragma unroll
+    for (int b = 0; b < 4; ++b) f[4 * i + b] = __int_as_float(__byte_perm(w[i], 0x4b00u, 0x5440u | b)) - 8388736.0f;
+}
+
+// sc[j - j0] = (k_j . qh) * scale for the chunk's keys from the 8-bit copy: k = the KV head's column of the
+// values [n][kv_row], kd of the scales [n][kv_row / 32]; 16 values (one load) per lane, HD / 16 lanes a row.
+template <int HD>
+__device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const u16* __restrict__ kd, int j0, int j1, int kv_row,
+                                                 float scale, const float* __restrict__ qh, float* __restrict__ sc) {
+  constexpr int kLanes = HD / 16, kKeysPerPass = 256 / kLanes, kPasses = kChunk / kKeysPerPass;
+  const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
+  float qv[16];
+#pragma unroll
+  for (int e = 0; e < 16; ++e) qv[e] = qh[part * 16 + e];
+  uint4 raw[kPasses];
+  u16 dh[kPasses];
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = j0 + slot + u * kKeysPerPass;
+    raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(k + static_cast<u64>(j) * kv_row + part * 16) : zero_uint4();
+    dh[u] = j < j1 ? kd[static_cast<u64>(j) * scales + part / 2] : 0;
+  }
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    float kv[16];
+    unpack_i8x16(raw[u], kv);
+    float dot = 0.0f;
+#pragma unroll
+    for (int e = 0; e < 16; ++e) dot += kv[e] * qv[e];
+    dot *= f16_to_f32(dh[u]);
+#pragma unroll
+    for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+    const int j = j0 + slot + u * kKeysPerPass;
+    if (part == 0 && j < j1) sc[j - j0] = dot * scale;
+  }
+}
+
+// oc[d] = sum over the chunk's keys of p[j - j0] v_j[d] from the 8-bit copy (v, vd as k, kd above);
+// partial: shared memory for [256 / (HD / 16)][HD] floats (4096 for either head size).
+template <int HD>
+__device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, const u16* __restrict__ vd, int j0, int j1, int kv_row,
+                                                    const float* __restrict__ p, float* __restrict__ partial, float* __restrict__ oc) {
+  constexpr int kLanes = HD / 16, kGroups = 256 / kLanes, kPasses = kChunk / kGroups;
+  const int part = threadIdx.x % kLanes, grp = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
+  uint4 raw[kPasses];
+  u16 dh[kPasses];
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = j0 + grp + u * kGroups;
+    raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(v + static_cast<u64>(j) * kv_row + part * 16) : zero_uint4();
+    dh[u] = j < j1 ? vd[static_cast<u64>(j) * scales + part / 2] : 0;
+  }
+  float acc[16] = {};
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = j0 + grp + u * kGroups;
+    const float pj = j < j1 ? p[j - j0] * f16_to_f32(dh[u]) : 0.0f;
+    float vv[16];
+    unpack_i8x16(raw[u], vv);
+#pragma unroll
+    for (int e = 0; e < 16; ++e) acc[e] += pj * vv[e];
+  }
+#pragma unroll
+  for (int e = 0; e < 16; ++e) partial[grp * HD + part * 16 + e] = acc[e];
+  __syncthreads();
+  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int g = 0; g < kGroups; ++g) sum += partial[g * HD + d];
+    oc[d] = sum;
+  }
+}
+
+// attention_scores_body over the 8-bit copy (k8, kd: one layer's values and scales); head sizes 64 and 128
+// only, 256 threads (the launcher checks).
+__device__ __forceinline__ void attention_scores_q8_body(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd,
+                                                         int n, int h, int chunk, int grid_chunks, int hd, int group, int kv_row,
+                                                         float scale, int n_ctx, float* __restrict__ s, float* __restrict__ ml) {
+  const int j0 = chunk * kChunk;
+  if (j0 >= n) return;
+  const int j1 = min(n, j0 + kChunk), kvh = h / group;
+  __shared__ float qh[256];
+  __shared__ float sc[kChunk];
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
+  __syncthreads();
+  if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
+  else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
+  __syncthreads();
+  chunk_stats(sc, j1 - j0, s + static_cast<u64>(h) * n_ctx + j0, ml + (h * grid_chunks + chunk) * 2);
+}
+
+// attention_weights_v_body over the 8-bit copy (v8, vd); o [n_head][grid_chunks][hd] as there.
+__device__ __forceinline__ void attention_weights_v_q8_body(const i8* __restrict__ v8, const u16* __restrict__ vd, int n, int h, int chunk,
+                                                            int grid_chunks, int hd, int group, int kv_row, int n_ctx,
+                                                            const float* __restrict__ s, const float* __restrict__ ml,
+                                                            float* __restrict__ o) {
+  const int j0 = chunk * kChunk;
+  if (j0 >= n) return;
+  const int j1 = min(n, j0 + kChunk), kvh = h / group;
+  __shared__ float p[kChunk];
+  __shared__ float partial[4096];
+  chunk_weights(s, ml, n, h, j0, j1, grid_chunks, n_ctx, p);
+  float* oc = o + (static_cast<u64>(h) * grid_chunks + chunk) * hd;
+  if (hd == 128) weights_v_q8_vector<128>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
+  else weights_v_q8_vector<64>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
+}
+
+// Values [at, at + 32) of an f16 row to the 8-bit copy, one warp (lane = the value): Q8_0's arithmetic
+// as the CPU's quantize (quantize_ref.cpp): d = f16(absmax / 127), q = clamp(nearest_even(x / d), +-127)
+// with x / d as x * (1 / d), 0 for a zero block.
+__device__ __forceinline__ void quantize_q8_block(const u16* __restrict__ src, i8* __restrict__ q8, u16* __restrict__ d8, u64 at) {
+  const int lane = threadIdx.x & 31;
+  const float x = f16_to_f32(src[at + lane]);
+  float amax = fabsf(x);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  const u16 dh = f32_to_f16_bits(amax / 127.0f);
+  const float d = f16_to_f32(dh), id = d != 0.0f ? 1.0f / d : 0.0f;
+  const float r = fminf(fmaxf(x * id, -4194304.0f), 4194304.0f);
+  q8[at + lane] = static_cast<i8>(max(-127, min(127, __float2int_rn(r))));
+  if (lane == 0) d8[at / kQ8Block] = dh;
 }

@@ -81,6 +81,39 @@ extern "C" __global__ void attention_combine(const float* __restrict__ o, const 
   attention_combine_body(o, *pos + 1, blockIdx.x, hd, max_chunks, out);
 }
 
+// The split attention over the 8-bit copy of the KV cache (Note [8-bit KV copy] in attention.cuh):
+// attention_scores and attention_weights_v reading k8/kd and v8/vd ([n_ctx][kv_row] int8 values and
+// [n_ctx][kv_row / 32] f16 scales of one layer); attention_combine finishes as for the f16 cache.
+extern "C" __global__ void __launch_bounds__(256)
+    attention_scores_q8(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd, const int* __restrict__ pos,
+                        int hd, int group, int kv_row, float scale, int n_ctx, float* __restrict__ s, float* __restrict__ ml) {
+  overlap_prologue();
+  attention_scores_q8_body(q, k8, kd, *pos + 1, blockIdx.x, blockIdx.y, gridDim.y, hd, group, kv_row, scale, n_ctx, s, ml);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    attention_weights_v_q8(const i8* __restrict__ v8, const u16* __restrict__ vd, const int* __restrict__ pos, int hd, int group,
+                           int kv_row, int n_ctx, const float* __restrict__ s, const float* __restrict__ ml, float* __restrict__ o) {
+  overlap_prologue();
+  attention_weights_v_q8_body(v8, vd, *pos + 1, blockIdx.x, blockIdx.y, gridDim.y, hd, group, kv_row, n_ctx, s, ml, o);
+}
+
+// Positions [p0, p0 + count) of the f16 caches kc and vc to the 8-bit copy (k8/kd, v8/vd), p0 = *pos when
+// pos is not null (the decode step's position), else first; blockIdx.y / 2 = the layer (layer_stride
+// values apart in the caches and copies, layer_stride / 32 scales), blockIdx.y % 2: 0 K, 1 V. One warp
+// per 32 values, 8 per block.
+extern "C" __global__ void __launch_bounds__(256)
+    kv_quantize_q8(const u16* __restrict__ kc, const u16* __restrict__ vc, i8* __restrict__ k8, u16* __restrict__ kd, i8* __restrict__ v8,
+                   u16* __restrict__ vd, const int* __restrict__ pos, int first, int count, int kv_row, u64 layer_stride) {
+  overlap_prologue();
+  const u64 blocks = static_cast<u64>(count) * (kv_row / kQ8Block), b = static_cast<u64>(blockIdx.x) * 8 + threadIdx.x / 32;
+  if (b >= blocks) return;  // the whole warp
+  const int p0 = pos != nullptr ? *pos : first;
+  const u64 at = (blockIdx.y / 2) * layer_stride + static_cast<u64>(p0) * kv_row + b * kQ8Block;
+  if (blockIdx.y % 2 == 0) quantize_q8_block(kc, k8, kd, at);
+  else quantize_q8_block(vc, v8, vd, at);
+}
+
 // g[i] = silu(g[i]) * u[i].
 extern "C" __global__ void swiglu(float* __restrict__ g, const float* __restrict__ u, int n) {
   overlap_prologue();

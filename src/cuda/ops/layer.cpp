@@ -86,6 +86,66 @@ void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, 
   launch_overlapped(c, combine, heads, 1, static_cast<unsigned>(std::min(hd, 256)), 1, p3);
 }
 
+KvCopyQ8::KvCopyQ8(Context& c, int n_layer_, int n_ctx_, int kv_row_) : n_layer(n_layer_), n_ctx(n_ctx_), kv_row(kv_row_) {
+  if (n_layer < 1 || n_ctx < 1 || kv_row < 32 || kv_row % 32 != 0)
+    throw InvalidArgument(strcat("cuda 8-bit KV copy: ", n_layer, " layers x ", n_ctx, " positions x ", kv_row,
+                                 " values (needs positive sizes and rows of a multiple of 32 values)"));
+  const std::size_t values = static_cast<std::size_t>(n_layer) * n_ctx * kv_row;
+  k = DeviceBuffer(c, values), v = DeviceBuffer(c, values);
+  kd = DeviceBuffer(c, values / 32 * 2), vd = DeviceBuffer(c, values / 32 * 2);
+}
+
+bool attention_q8_supports(int hd) { return hd == 64 || hd == 128; }
+
+namespace {
+
+// kv_quantize_q8 over `layers` layers from layer `layer`, positions [first, first + count) or *pos.
+void launch_kv_quantize(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& q, int layer, int layers,
+                        api::CUdeviceptr pos, int first, int count) {
+  const std::uint64_t stride = static_cast<std::uint64_t>(q.n_ctx) * q.kv_row, at = stride * layer;
+  api::CUdeviceptr kc = k_cache + at * 2, vc = v_cache + at * 2, k8 = q.k.ptr() + at, v8 = q.v.ptr() + at,
+                   kd = q.kd.ptr() + at / 32 * 2, vd = q.vd.ptr() + at / 32 * 2;
+  int kv_row = q.kv_row;
+  std::uint64_t layer_stride = stride;
+  void* p[] = {&kc, &vc, &k8, &kd, &v8, &vd, &pos, &first, &count, &kv_row, &layer_stride};
+  const std::size_t warps = static_cast<std::size_t>(count) * (kv_row / 32);
+  launch_overlapped(c, fn(c, "kv_quantize_q8"), blocks(warps, 8), 2 * static_cast<unsigned>(layers), 256, 1, p);
+}
+
+}  // namespace
+
+void kv_quantize_q8(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int first, int count) {
+  if (first < 0 || count < 0 || first + count > copy.n_ctx)
+    throw InvalidArgument(strcat("cuda 8-bit KV copy: positions [", first, ", ", first + count, ") outside a context of ", copy.n_ctx));
+  if (count > 0) launch_kv_quantize(c, k_cache, v_cache, copy, 0, copy.n_layer, 0, first, count);
+}
+
+void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer, api::CUdeviceptr pos) {
+  if (layer < 0 || layer >= copy.n_layer) throw InvalidArgument(strcat("cuda 8-bit KV copy: layer ", layer, " of ", copy.n_layer));
+  launch_kv_quantize(c, k_cache, v_cache, copy, layer, 1, pos, 0, 1);
+}
+
+void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
+                         AttentionScratch& a, int n_head, int hd, int group, int positions) {
+  if (!attention_q8_supports(hd)) throw InvalidArgument(strcat("cuda attention over the 8-bit KV copy: head size ", hd, " (takes 64 or 128)"));
+  if (positions < 0 || positions > a.n_ctx || a.n_ctx > copy.n_ctx || layer < 0 || layer >= copy.n_layer)
+    throw InvalidArgument(strcat("cuda attention over the 8-bit KV copy: ", positions, " positions, layer ", layer, ", a scratch of ", a.n_ctx,
+                                 " positions, a copy of ", copy.n_layer, " x ", copy.n_ctx));
+  float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  const std::uint64_t at = static_cast<std::uint64_t>(layer) * copy.n_ctx * copy.kv_row;
+  api::CUdeviceptr k8 = copy.k.ptr() + at, v8 = copy.v.ptr() + at, kd = copy.kd.ptr() + at / 32 * 2, vd = copy.vd.ptr() + at / 32 * 2;
+  const int chunks_used = positions == 0 ? a.n_chunks : (positions + kAttentionChunk - 1) / kAttentionChunk;
+  int n_ctx = a.n_ctx, max_chunks = chunks_used, kv_row = copy.kv_row;
+  api::CUdeviceptr s = a.scores.ptr(), ml = a.max_sum.ptr(), o = a.partial.ptr();
+  const auto heads = static_cast<unsigned>(n_head), chunks = static_cast<unsigned>(chunks_used);
+  void* p1[] = {&q, &k8, &kd, &pos, &hd, &group, &kv_row, &scale, &n_ctx, &s, &ml};
+  launch_overlapped(c, fn(c, "attention_scores_q8"), heads, chunks, 256, 1, p1);
+  void* p2[] = {&v8, &vd, &pos, &hd, &group, &kv_row, &n_ctx, &s, &ml, &o};
+  launch_overlapped(c, fn(c, "attention_weights_v_q8"), heads, chunks, 256, 1, p2);
+  void* p3[] = {&o, &pos, &hd, &max_chunks, &out};
+  launch_overlapped(c, fn(c, "attention_combine"), heads, 1, static_cast<unsigned>(std::min(hd, 256)), 1, p3);
+}
+
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq) {
   const api::CUfunction f = c.function("fused_ops", "rmsnorm_quantize");
   int n = static_cast<int>(xq.n);

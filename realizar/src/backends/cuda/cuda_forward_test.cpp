@@ -291,3 +291,98 @@ TEST(CudaGpuForward, ResidentF16WeightsEqualStagedOnes) {
 
 }  // namespace
 }  // namespace realizar
+
+namespace realizar {
+namespace {
+
+// Note [8-bit KV copy]: --decode-attention q8 against the f16 cache's attention on the same weights. A
+// prompt of 300 positions (the copy made after the prompt pass), decode steps reading the copy, a batched
+// step of five sequences in between (it writes only the f16 cache: the copy catches up before the next
+// single step), a sequence crossing 256 positions (one block per head reads the f16 cache below, the
+// copy is made at the crossing), and a reset sequence reused for a shorter prompt. The copy rounds K and V
+// to 8 bits, so the logits agree to rounding: cosine >= 0.999 per row, the same argmax on >= 85% of rows.
+TEST(CudaGpuForward, KvCopyQ8AgreesWithTheF16Cache) {
+  std::string why;
+  if (!test::cuda_or_skip_reason(&why)) GTEST_SKIP() << "skipped: no CUDA device: " << why;
+  CudaOptions q8;
+  q8.decode_attention = CudaOptions::DecodeAttention::Q8;
+  const trueno::Device cuda{trueno::DeviceKind::CUDA, 0};
+  for (const char* name : {"tiny-llama-q4_k_m.gguf", "tiny2-qwen2-q4_k_m.gguf"}) {
+    const auto file = gguf::File::open(test::testdata_dir() + "/models/" + name);
+    const Model model(file, Config::from_gguf(file));
+    const std::size_t V = model.config().n_vocab, kCtx = 640, kSeqs = 5;
+    const auto w16 = upload_weights(model, cuda), w8 = upload_weights(model, cuda, q8);
+    EXPECT_NE(w8->backend_name().find("q8-attention"), std::string::npos) << w8->backend_name();
+    const auto tok = [&](std::size_t t, std::size_t i) { return static_cast<std::int32_t>((t * 37 + i * 11 + 1) % V); };
+    double min_cos = 1;
+    std::size_t agree = 0, rows = 0;
+    const auto compare = [&](const Sequence& a, const Sequence& b) {
+      ASSERT_EQ(a.pos(), b.pos());
+      const auto st = test::compare_rows(a.logits().data(), b.logits().data(), 1, V);
+      min_cos = std::min(min_cos, st.min_cos), agree += st.agree, ++rows;
+    };
+    std::vector<std::unique_ptr<Sequence>> s8, s16;
+    for (std::size_t i = 0; i < kSeqs; ++i) {
+      s8.push_back(w8->new_sequence(kCtx)), s16.push_back(w16->new_sequence(kCtx));
+      std::vector<std::int32_t> prompt;
+      for (std::size_t t = 0; t < 300 + i; ++t) prompt.push_back(tok(t, i));
+      s8[i]->forward(prompt), s16[i]->forward(prompt);
+      for (std::size_t t = 0; t < 6; ++t) {
+        const std::int32_t next = tok(1000 + t, i);
+        s8[i]->forward(std::span(&next, 1)), s16[i]->forward(std::span(&next, 1));
+        compare(*s8[i], *s16[i]);
+      }
+    }
+    const auto batch = w8->new_batch();
+    std::vector<Sequence*> in;
+    std::vector<std::int32_t> toks;
+    for (std::size_t i = 0; i < kSeqs; ++i) in.push_back(s8[i].get()), toks.push_back(tok(2000, i));
+    for (int step = 0; step < 2; ++step) {
+      batch->step(in, toks);
+      for (std::size_t i = 0; i < kSeqs; ++i) s16[i]->forward(std::span(&toks[i], 1)), compare(*s8[i], *s16[i]);
+    }
+    for (std::size_t i = 0; i < kSeqs; ++i)
+      for (std::size_t t = 0; t < 3; ++t) {
+        const std::int32_t next = tok(3000 + t, i);
+        s8[i]->forward(std::span(&next, 1)), s16[i]->forward(std::span(&next, 1));
+        compare(*s8[i], *s16[i]);
+      }
+    // Reset and reused: a prompt of 250 (one block per head), then steps across 256 positions.
+    s8[0]->reset(), s16[0]->reset();
+    std::vector<std::int32_t> prompt;
+    for (std::size_t t = 0; t < 250; ++t) prompt.push_back(tok(t, 9));
+    s8[0]->forward(prompt), s16[0]->forward(prompt);
+    for (std::size_t t = 0; t < 12; ++t) {
+      const std::int32_t next = tok(4000 + t, 0);
+      s8[0]->forward(std::span(&next, 1)), s16[0]->forward(std::span(&next, 1));
+      compare(*s8[0], *s16[0]);
+    }
+    EXPECT_GT(s8[0]->kv_bytes(), s16[0]->kv_bytes() * 3 / 2) << "the copy is kept beside the f16 cache";
+    std::printf("%s: %zu rows over the 8-bit copy, min cosine %.7f, argmax %zu/%zu\n", name, rows, min_cos, agree, rows);
+    EXPECT_GE(min_cos, 0.999) << name;
+    EXPECT_GE(agree * 100, rows * 85) << name;
+  }
+  // Heads of 8 values (stories260K): refused at load, naming the head size.
+  const auto file = gguf::File::open(test::testdata_dir() + "/models/stories260K.gguf");
+  const Model small(file, Config::from_gguf(file));
+  try {
+    upload_weights(small, cuda, q8);
+    ADD_FAILURE() << "stories260K's heads of 8 values were taken";
+  } catch (const trueno::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("heads have 8 values"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CudaForward, DecodeAttentionIsParsedAndUnknownValuesNamed) {
+  EXPECT_EQ(parse_decode_attention("q8"), CudaOptions::DecodeAttention::Q8);
+  EXPECT_EQ(parse_decode_attention("f16"), CudaOptions::DecodeAttention::F16);
+  try {
+    parse_decode_attention("q4");
+    ADD_FAILURE();
+  } catch (const trueno::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("'q4': expected f16 or q8"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace realizar

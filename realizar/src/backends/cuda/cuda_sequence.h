@@ -97,8 +97,8 @@ class CudaSequence final : public Sequence {
   CudaSequence(std::shared_ptr<const CudaWeights> weights, std::size_t n_ctx);
   std::size_t n_ctx() const override { return n_ctx_; }
   std::size_t pos() const override { return pos_; }
-  void reset() override { pos_ = 0; }
-  std::size_t kv_bytes() const override { return k_cache_.bytes() + v_cache_.bytes(); }
+  void reset() override { pos_ = kv_q8_valid_ = 0; }
+  std::size_t kv_bytes() const override { return k_cache_.bytes() + v_cache_.bytes() + (kv_q8_ ? kv_q8_->bytes() : 0); }
   void forward(std::span<const std::int32_t> tokens, bool all_logits) override;
   // Note [Sampling on the device] (sample_cuda.cpp): without all_logits the row stays on the device, and
   // logits() copies it to the host on first use; sample() and logits_finite() need no copy.
@@ -125,6 +125,9 @@ class CudaSequence final : public Sequence {
   std::optional<cu::Q8Activations> xq_embd_, xq_ff_;  // when n_embd / n_ff are multiples of 256
   cu::DeviceBuffer pos_dev_;                            // int: the position being computed
   std::optional<cu::AttentionScratch> attention_;
+  // --decode-attention q8 (Note [8-bit KV copy]): the copy, valid for positions [0, kv_q8_valid_).
+  std::optional<cu::KvCopyQ8> kv_q8_;
+  std::size_t kv_q8_valid_ = 0;
   cu::PinnedBuffer staging_;                            // [n_embd] floats, then the position
   // The last forward's logits: [T][n_vocab] on the host with all_logits; else one row in logits_dev_
   // (device_row_), its scan in scan_ (argmax, finiteness), its host copy made by logits() on first use.
@@ -163,6 +166,10 @@ class CudaSequence final : public Sequence {
   // The decode step's launches for positions below `bucket` (attention covers that many); with logits,
   // the LM head into logits_dev_ and its scan into scan_dev_.
   void enqueue(bool logits, std::size_t bucket);
+  // Whether a step whose attention covers `bucket` positions reads the 8-bit KV copy (Note [8-bit KV copy]).
+  bool reads_kv_copy(std::size_t bucket) const;
+  // Quantizes the positions written since the copy was last valid (prompt passes, batched steps) into it.
+  void update_kv_copy();
   // Note [Decode graph]: the power-of-two multiple of 64 positions (capped at n_ctx) that covers pos.
   std::size_t bucket_for(std::size_t pos) const;
   // One token; with Logits::Host its logits are copied into host_row [n_vocab].

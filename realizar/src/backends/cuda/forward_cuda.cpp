@@ -104,6 +104,9 @@ bool keep_f16_copies(const Model& m, cu::Context& x, const CudaOptions& o) {
 CudaWeights::CudaWeights(const Model& m, const trueno::Device& device, const CudaOptions& o)
     : m_(m), ctx(cu::Context::open(device.index)), options(o) {
   const Config& c = m.config();
+  if (o.decode_attention == CudaOptions::DecodeAttention::Q8 && !cu::attention_q8_supports(static_cast<int>(c.head_dim)))
+    throw trueno::InvalidArgument(strcat("--decode-attention q8: this model's heads have ", c.head_dim,
+                                         " values; the 8-bit KV copy's attention takes heads of 64 or 128"));
   cu::Context& x = *ctx;
   const bool f16 = f16_copies = keep_f16_copies(m, x, o);
   for (std::size_t l = 0; l < c.n_layer; ++l) {
@@ -164,6 +167,8 @@ CudaSequence::CudaSequence(std::shared_ptr<const CudaWeights> weights, std::size
   if (c_.n_ff % 256 == 0) xq_ff_.emplace(x, c_.n_ff);
   pos_dev_ = cu::DeviceBuffer(x, sizeof(int));
   attention_.emplace(x, static_cast<int>(n_ctx), static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim));
+  if (options_.decode_attention == CudaOptions::DecodeAttention::Q8)
+    kv_q8_.emplace(x, static_cast<int>(c_.n_layer), static_cast<int>(n_ctx), static_cast<int>(kv_row_));
   staging_ = cu::PinnedBuffer(x, d * sizeof(float) + sizeof(int));
   sample_.emplace(x, c_.n_vocab);
   scan_dev_ = cu::DeviceBuffer(x, sizeof(cu::ArgmaxResult));
@@ -203,6 +208,7 @@ std::string CudaWeights::backend_name() const {
   if (options.decode_gemv == CudaOptions::DecodeGemv::CublasF16) name += "/cublas-f16";
   if (options.prefill == CudaOptions::Prefill::FP8) name += "/fp8-prefill";
   if (options.prefill == CudaOptions::Prefill::TokenByToken) name += "/token-prefill";
+  if (options.decode_attention == CudaOptions::DecodeAttention::Q8) name += "/q8-attention";
   return name;
 }
 
@@ -286,9 +292,15 @@ void CudaSequence::enqueue(bool logits, std::size_t bucket) {
     cu::rope_append(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(),
                     rope_, k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off);
     tap(li, "q_rope", q_, qd), tap(li, "k_rope", k_, kv_row_);  // rope_append rotates q and k in place
-    cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
-                         *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_),
-                         static_cast<int>(bucket));
+    if (reads_kv_copy(bucket)) {  // Note [8-bit KV copy]: this position's k and v to the copy, then attention over it
+      cu::kv_quantize_q8_at(ctx_, k_cache_.ptr(), v_cache_.ptr(), *kv_q8_, li, pos_dev_.ptr());
+      cu::attention_decode_q8(ctx_, q_.ptr(), *kv_q8_, li, att_.ptr(), pos_dev_.ptr(), *attention_, static_cast<int>(c_.n_head),
+                              static_cast<int>(c_.head_dim), group, static_cast<int>(bucket));
+    } else {
+      cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
+                           *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_),
+                           static_cast<int>(bucket));
+    }
     tap(li, "attn_out", att_, qd);
     linear({{&w.wo, &x_}}, att_, xq_embd_, /*accumulate=*/true);  // the residual: x += Wo att
     tap(li, "ffn_inp", x_, d);
@@ -328,6 +340,7 @@ void CudaSequence::step(std::int32_t token, Logits logits, float* host_row) {
   const bool want = logits != Logits::None;
   if (recording_) recorder_->record(kNoLayer, "token_embd", std::span<const float>(row, d));
   const std::size_t bucket = bucket_for(pos_);
+  if (reads_kv_copy(bucket)) update_kv_copy();  // the positions written since the copy's last step
   if (use_graphs_ && warmed_[want] && !recording_) {  // Note [Decode graph]
     cu::Graph& g = graphs_[{want, bucket}];
     if (!g.ready()) g.capture(ctx_, [&] { enqueue(want, bucket); });
@@ -336,8 +349,19 @@ void CudaSequence::step(std::int32_t token, Logits logits, float* host_row) {
     enqueue(want, bucket);
     warmed_[want] = true;
   }
+  if (reads_kv_copy(bucket)) kv_q8_valid_ = pos_ + 1;
   if (want) finish_logits(logits == Logits::Host ? host_row : nullptr);
   ++pos_;
+}
+
+bool CudaSequence::reads_kv_copy(std::size_t bucket) const {
+  return kv_q8_.has_value() && !cu::attention_one_block(*attention_, static_cast<int>(bucket));
+}
+
+void CudaSequence::update_kv_copy() {
+  if (kv_q8_valid_ >= pos_) return;
+  cu::kv_quantize_q8(ctx_, k_cache_.ptr(), v_cache_.ptr(), *kv_q8_, static_cast<int>(kv_q8_valid_), static_cast<int>(pos_ - kv_q8_valid_));
+  kv_q8_valid_ = pos_;
 }
 
 void CudaSequence::finish_logits(float* host_row) {
@@ -359,6 +383,7 @@ void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits
   ctx_.make_current();
   if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported() && recorder_ == nullptr) {
     prefill(tokens, all_logits, logits_.data());
+    if (reads_kv_copy(bucket_for(pos_))) update_kv_copy();  // the next decode step reads the copy: the prompt's share now
   } else {
     for (std::size_t t = 0; t < T; ++t) {
       const Logits logits = all_logits ? Logits::Host : t + 1 == T ? Logits::Device : Logits::None;
@@ -408,7 +433,7 @@ std::shared_ptr<DeviceWeights> upload_cuda_weights(const Model& m, const trueno:
 
 std::string cuda_identity(const trueno::Device& device, const CudaOptions& options) {
   return strcat(trueno::cuda::status(device.index).text, "\n", trueno::cuda::kernels_identity(), "\ndecode ", static_cast<int>(options.decode_gemv), " prefill ",
-                static_cast<int>(options.prefill));
+                static_cast<int>(options.prefill), " attention ", static_cast<int>(options.decode_attention));
 }
 
 }  // namespace realizar

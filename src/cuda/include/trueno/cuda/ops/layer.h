@@ -57,6 +57,28 @@ void attention_decode(Context& c, api::CUdeviceptr q, api::CUdeviceptr k_cache, 
                       api::CUdeviceptr pos, AttentionScratch& scratch, int n_head, int hd, int group, int kv_row, int positions = 0,
                       AttentionKernels kernels = AttentionKernels::Auto);
 
+// Note [8-bit KV copy] (kernels/attention.cuh): a sequence's KV cache [n_layer][n_ctx][kv_row] again as
+// int8 values with an f16 scale per 32 (Q8_0's arithmetic, the CPU's quantize(Q8_0) bytes), which the
+// split decode attention reads instead of the f16 cache (attention_decode_q8): 34 bytes per 32 values.
+struct KvCopyQ8 {
+  // InvalidArgument unless kv_row is a multiple of 32 and the sizes are positive.
+  KvCopyQ8(Context& c, int n_layer, int n_ctx, int kv_row);
+  int n_layer, n_ctx, kv_row;
+  DeviceBuffer k, kd, v, vd;  // values [n_layer][n_ctx][kv_row]; scales [n_layer][n_ctx][kv_row / 32] (f16)
+  std::size_t bytes() const { return k.bytes() + kd.bytes() + v.bytes() + vd.bytes(); }
+};
+// Whether attention_decode_q8 takes heads of size hd (64 or 128: its 16-byte loads per lane).
+bool attention_q8_supports(int hd);
+// Positions [first, first + count) of every layer of the f16 caches k_cache, v_cache ([n_layer][n_ctx]
+// [kv_row], the copy's shape) to the copy.
+void kv_quantize_q8(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int first, int count);
+// Position *pos (read when the launch runs, as the decode step's kernels do) of layer `layer` to the copy.
+void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer, api::CUdeviceptr pos);
+// attention_decode's split launches (AttentionKernels::Split) over layer `layer` of the copy; q, out,
+// pos, scratch, positions as there. InvalidArgument for a head size attention_q8_supports refuses.
+void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
+                         AttentionScratch& scratch, int n_head, int hd, int group, int positions = 0);
+
 // Fused (kernels/fused_ops.cu). xn[n] = rmsnorm(x) * w and xq = Q8_K(xn), n = xq.n (a multiple of 256).
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq);
 // g[n] = silu(g) * u and gq = Q8_K(g), n = gq.n.

@@ -1,0 +1,115 @@
+// The 8-bit copy of the KV cache (Note [8-bit KV copy], kernels/attention.cuh): kv_quantize_q8 against the
+// CPU's quantize(Q8_0), and the split attention over the copy against the CPU's attention over the copy's
+// values.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cuda/cuda_test_support.h"
+#include "cuda/nvrtc.h"
+#include "quant/blocks.h"
+#include "trueno/cuda/ops/layer.h"
+#include "trueno/ops.h"
+#include "trueno/quant.h"
+
+namespace trueno::cuda::testing {
+namespace {
+
+template <class T>
+std::vector<T> download(const DeviceBuffer& b, std::size_t n, std::size_t offset = 0) {
+  std::vector<T> v(n);
+  b.download(v.data(), n * sizeof(T), offset * sizeof(T));
+  return v;
+}
+
+TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 31);
+  struct Shape { int n_head, n_kv, hd, n; };
+  for (Shape sh : {Shape{32, 8, 128, 1000}, Shape{4, 2, 64, 513}, Shape{32, 32, 128, 300}, Shape{14, 2, 64, 777},
+                   Shape{4, 2, 128, 40000},  // 625 chunks, past one pass of the second level
+                   Shape{8, 8, 64, 1}}) {
+    const int kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv, n_ctx = sh.n + 70, layers = 2, layer = 1;
+    const std::string what =
+        std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions";
+    // Layer 1 of two holds the sequence (layer 0 zeros): the copy's layer offsets are under test too.
+    const std::size_t per_layer = static_cast<std::size_t>(n_ctx) * kv_row;
+    std::vector<std::uint16_t> kc(layers * per_layer), vc(layers * per_layer);
+    {
+      const auto kf = random_vector(static_cast<std::size_t>(sh.n) * kv_row, rng), vf = random_vector(kf.size(), rng, 0.5f);
+      ops::f32_to_f16(kf, std::span(kc).subspan(layer * per_layer, kf.size()));
+      ops::f32_to_f16(vf, std::span(vc).subspan(layer * per_layer, vf.size()));
+    }
+    DeviceBuffer dk = to_device(kc), dv = to_device(vc);
+    KvCopyQ8 copy(c, layers, n_ctx, kv_row);
+    // The prompt's positions in two ranges, the last position as the decode step writes it (*pos).
+    const int half = sh.n / 2, last = sh.n - 1;
+    kv_quantize_q8(c, dk.ptr(), dv.ptr(), copy, 0, half);
+    kv_quantize_q8(c, dk.ptr(), dv.ptr(), copy, half, last - half);
+    DeviceBuffer dpos = to_device(&last, sizeof last);
+    kv_quantize_q8_at(c, dk.ptr(), dv.ptr(), copy, layer, dpos.ptr());
+    kv_quantize_q8_at(c, dk.ptr(), dv.ptr(), copy, 0, dpos.ptr());
+
+    // The copy holds the CPU's Q8_0 blocks of every row, bit for bit; k, v get its values (d * q).
+    std::vector<float> k(static_cast<std::size_t>(sh.n) * kv_row), v(k.size());
+    const std::size_t nb = k.size() / 32;
+    for (int which = 0; which < 2; ++which) {
+      const std::vector<std::uint16_t>& cache = which == 0 ? kc : vc;
+      const DeviceBuffer& q8 = which == 0 ? copy.k : copy.v;
+      const DeviceBuffer& d8 = which == 0 ? copy.kd : copy.vd;
+      std::vector<float> f(k.size());
+      ops::f16_to_f32(std::span(cache).subspan(layer * per_layer, f.size()), f);
+      std::vector<std::byte> blocks(nb * sizeof(quant::BlockQ8_0));
+      quantize(QuantType::Q8_0, f, blocks);
+      const auto got_q = download<std::int8_t>(q8, k.size(), layer * per_layer);
+      const auto got_d = download<std::uint16_t>(d8, nb, layer * per_layer / 32);
+      std::size_t differ = 0;
+      for (std::size_t b = 0; b < nb; ++b) {
+        quant::BlockQ8_0 want;
+        std::memcpy(&want, blocks.data() + b * sizeof want, sizeof want);
+        differ += want.d != got_d[b] || std::memcmp(want.qs, got_q.data() + b * 32, 32) != 0;
+      }
+      gpu_contract("kv_quantize_q8");
+      EXPECT_EQ(differ, 0u) << what << (which == 0 ? ": K" : ": V") << " blocks differ from quantize(Q8_0)";
+      dequantize(QuantRow::view(QuantType::Q8_0, blocks, k.size()), which == 0 ? std::span(k) : std::span(v));
+      // Layer 0 was all zeros: scales and values 0 (the zero block), including the position written by *pos.
+      const auto zero_q = download<std::int8_t>(q8, per_layer);
+      EXPECT_EQ(std::count(zero_q.begin(), zero_q.end(), std::int8_t{0}), static_cast<long>(per_layer)) << what;
+    }
+
+    const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng);
+    const std::vector<float> want = attention_reference(q, k, v, sh.n_head, sh.n_kv, sh.hd, sh.n);
+    DeviceBuffer dq = to_device(q), out(c, q.size() * 4);
+    AttentionScratch scratch(c, n_ctx, sh.n_head, sh.hd);
+    const int positions = sh.n % 2 == 0 ? 0 : sh.n;  // the whole context, or a bucket's positions
+    attention_decode_q8(c, dq.ptr(), copy, layer, out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions);
+    const auto got = from_device(out, q.size());
+    gpu_contract("attention_scores_q8");
+    expect_contract("attention_weights_v_q8", got, want, what);
+
+    // What the copy costs in accuracy: the f16 cache's exact attention against the copy's.
+    std::vector<float> kx(k.size()), vx(v.size());
+    ops::f16_to_f32(std::span(kc).subspan(layer * per_layer, k.size()), kx);
+    ops::f16_to_f32(std::span(vc).subspan(layer * per_layer, v.size()), vx);
+    const std::vector<float> exact = attention_reference(q, kx, vx, sh.n_head, sh.n_kv, sh.hd, sh.n);
+    expect_contract("attention_weights_v_q8", got, exact, what + " against the f16 cache", 1);
+  }
+  // Refused: head sizes other than 64 and 128, layers and positions outside the copy, rows not of 32s.
+  KvCopyQ8 copy(c, 2, 64, 128);
+  AttentionScratch scratch(c, 64, 4, 80);
+  DeviceBuffer dq(c, 4 * 80 * 4), out(c, 4 * 80 * 4), dpos(c, 4);
+  EXPECT_THROW(attention_decode_q8(c, dq.ptr(), copy, 0, out.ptr(), dpos.ptr(), scratch, 4, 80, 1), InvalidArgument);
+  AttentionScratch scratch64(c, 64, 4, 64);
+  EXPECT_THROW(attention_decode_q8(c, dq.ptr(), copy, 2, out.ptr(), dpos.ptr(), scratch64, 4, 64, 2), InvalidArgument);
+  EXPECT_THROW(kv_quantize_q8(c, dq.ptr(), dq.ptr(), copy, 60, 5), InvalidArgument);
+  EXPECT_THROW(KvCopyQ8(c, 2, 64, 80), InvalidArgument);
+  EXPECT_FALSE(attention_q8_supports(80));
+  EXPECT_TRUE(attention_q8_supports(128));
+}
+
+}  // namespace
+}  // namespace trueno::cuda::testing
