@@ -165,7 +165,7 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 25u);  // every decode kernel
+  EXPECT_EQ(checked, 26u);  // every decode kernel
   EXPECT_EQ(early, 6u);     // q4_k, q5_k, q6_k, q8_0, q4_0; rmsnorm_quantize
 }
 
@@ -577,7 +577,7 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
     attention_decode(c, dq.ptr(), dk.ptr(), dv.ptr(), out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, kv_row, positions,
                      AttentionKernels::Split);
     gpu_contract("attention_scores"), gpu_contract("attention_weights_v");
-    expect_contract("attention_combine", from_device(out, q.size()), want, what);
+    expect_contract(attention_wide_combine(sh.hd) ? "attention_combine_wide" : "attention_combine", from_device(out, q.size()), want, what);
     // Note [One block per head]: a launch over at most 256 positions takes one block per head (as a bucket's
     // graph launches it, over the bucket's positions); longer ones split.
     const int bucket = sh.n <= 256 ? std::min(sh.n <= 64 ? 64 : sh.n <= 128 ? 128 : 256, sh.n + 70) : positions;

@@ -88,7 +88,7 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
     const int positions = sh.n % 2 == 0 ? 0 : sh.n;  // the whole context, or a bucket's positions
     attention_decode_q8(c, dq.ptr(), copy, layer, out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions);
     const auto got = from_device(out, q.size());
-    gpu_contract("attention_scores_q8");
+    gpu_contract("attention_scores_q8"), gpu_contract("attention_combine_wide");
     expect_contract("attention_weights_v_q8", got, want, what);
 
     // What the copy costs in accuracy: the f16 cache's exact attention against the copy's.

@@ -323,12 +323,18 @@ __device__ __forceinline__ void unpack_i8x16(const uint4& r, float* f) {
     for (int b = 0; b < 4; ++b) f[4 * i + b] = __int_as_float(__byte_perm(w[i], 0x4b00u, 0x5440u | b)) - 8388736.0f;
 }
 
-// sc[j - j0] = (k_j . qh) * scale for the chunk's keys from the 8-bit copy: k = the KV head's column of the
-// values [n][kv_row], kd of the scales [n][kv_row / 32]; 16 values (one load) per lane, HD / 16 lanes a row.
+// One block of the _q8 kernels covers kQ8Keys positions (kQ8Keys / kChunk chunks of the scratch): its
+// bytes per block are then the f16 kernels' (a block of 64 positions moved 8 KB per head and took as long
+// as the f16 kernels' 16 KB: per-block latency, not bandwidth, measured on the H200).
+constexpr int kQ8Keys = 256;
+
+// sc[j - j0] = (k_j . qh) * scale for the block's keys j0 <= j < j1 (at most kQ8Keys) from the 8-bit copy:
+// k = the KV head's column of the values [n][kv_row], kd of the scales [n][kv_row / 32]; 16 values (one
+// load) per lane, HD / 16 lanes a row, every load of the block in flight at once.
 template <int HD>
 __device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const u16* __restrict__ kd, int j0, int j1, int kv_row,
                                                  float scale, const float* __restrict__ qh, float* __restrict__ sc) {
-  constexpr int kLanes = HD / 16, kKeysPerPass = 256 / kLanes, kPasses = kChunk / kKeysPerPass;
+  constexpr int kLanes = HD / 16, kKeysPerPass = 256 / kLanes, kPasses = kQ8Keys / kKeysPerPass;
   const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
   float qv[16];
 #pragma unroll
@@ -356,12 +362,12 @@ __device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const
   }
 }
 
-// oc[d] = sum over the chunk's keys of p[j - j0] v_j[d] from the 8-bit copy (v, vd as k, kd above);
+// oc[d] = sum over the block's keys of p[j - j0] v_j[d] from the 8-bit copy (v, vd as k, kd above);
 // partial: shared memory for [256 / (HD / 16)][HD] floats (4096 for either head size).
 template <int HD>
 __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, const u16* __restrict__ vd, int j0, int j1, int kv_row,
                                                     const float* __restrict__ p, float* __restrict__ partial, float* __restrict__ oc) {
-  constexpr int kLanes = HD / 16, kGroups = 256 / kLanes, kPasses = kChunk / kGroups;
+  constexpr int kLanes = HD / 16, kGroups = 256 / kLanes, kPasses = kQ8Keys / kGroups;
   const int part = threadIdx.x % kLanes, grp = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
   uint4 raw[kPasses];
   u16 dh[kPasses];
@@ -392,38 +398,67 @@ __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, co
   }
 }
 
-// attention_scores_body over the 8-bit copy (k8, kd: one layer's values and scales); head sizes 64 and 128
-// only, 256 threads (the launcher checks).
+// attention_scores_body over the 8-bit copy (k8, kd: one layer's values and scales) for the kQ8Keys
+// positions of block `block`, each of its chunks' statistics as there (grid_chunks: the scratch's chunk
+// stride); head sizes 64 and 128 only, 256 threads (the launcher checks).
 __device__ __forceinline__ void attention_scores_q8_body(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd,
-                                                         int n, int h, int chunk, int grid_chunks, int hd, int group, int kv_row,
+                                                         int n, int h, int block, int grid_chunks, int hd, int group, int kv_row,
                                                          float scale, int n_ctx, float* __restrict__ s, float* __restrict__ ml) {
-  const int j0 = chunk * kChunk;
+  const int j0 = block * kQ8Keys;
   if (j0 >= n) return;
-  const int j1 = min(n, j0 + kChunk), kvh = h / group;
+  const int j1 = min(n, j0 + kQ8Keys), kvh = h / group;
   __shared__ float qh[256];
-  __shared__ float sc[kChunk];
+  __shared__ float sc[kQ8Keys];
   for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
   __syncthreads();
   if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
   else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
   __syncthreads();
-  chunk_stats(sc, j1 - j0, s + static_cast<u64>(h) * n_ctx + j0, ml + (h * grid_chunks + chunk) * 2);
+  for (int c = 0; c < kQ8Keys / kChunk && j0 + c * kChunk < j1; ++c) {
+    const int cj = j0 + c * kChunk;
+    chunk_stats(sc + c * kChunk, min(kChunk, j1 - cj), s + static_cast<u64>(h) * n_ctx + cj,
+                ml + (h * grid_chunks + block * (kQ8Keys / kChunk) + c) * 2);
+  }
 }
 
-// attention_weights_v_body over the 8-bit copy (v8, vd); o [n_head][grid_chunks][hd] as there.
-__device__ __forceinline__ void attention_weights_v_q8_body(const i8* __restrict__ v8, const u16* __restrict__ vd, int n, int h, int chunk,
+// attention_weights_v_body over the 8-bit copy (v8, vd) for block `block`'s positions: their weighted sum
+// goes to the partial of its first chunk (the others stay unwritten: attention_combine_wide reads these).
+__device__ __forceinline__ void attention_weights_v_q8_body(const i8* __restrict__ v8, const u16* __restrict__ vd, int n, int h, int block,
                                                             int grid_chunks, int hd, int group, int kv_row, int n_ctx,
                                                             const float* __restrict__ s, const float* __restrict__ ml,
                                                             float* __restrict__ o) {
-  const int j0 = chunk * kChunk;
+  const int j0 = block * kQ8Keys;
   if (j0 >= n) return;
-  const int j1 = min(n, j0 + kChunk), kvh = h / group;
-  __shared__ float p[kChunk];
+  const int j1 = min(n, j0 + kQ8Keys), kvh = h / group, first = block * (kQ8Keys / kChunk);
+  __shared__ float p[kQ8Keys];
   __shared__ float partial[4096];
   chunk_weights(s, ml, n, h, j0, j1, grid_chunks, n_ctx, p);
-  float* oc = o + (static_cast<u64>(h) * grid_chunks + chunk) * hd;
+  float* oc = o + (static_cast<u64>(h) * grid_chunks + first) * hd;
   if (hd == 128) weights_v_q8_vector<128>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
   else weights_v_q8_vector<64>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
+}
+
+// out[h] = the sum of the partials of the blocks of `block_positions` positions (64: the f16 kernels',
+// kQ8Keys: the _q8 kernels'; each in its first chunk's slot), 256 threads: 256 / hd groups of threads sum
+// a stride of the blocks each, then one sum in shared memory. (attention_combine, one thread per value
+// over every chunk, is a chain of n / 64 loads: 256 at 16K positions.)
+__device__ __forceinline__ void attention_combine_wide_body(const float* __restrict__ o, int n, int h, int hd, int max_chunks,
+                                                            int block_positions, float* __restrict__ out) {
+  const int stride = block_positions / kChunk, blocks = (n + block_positions - 1) / block_positions;
+  const int t = threadIdx.x, groups = blockDim.x / hd, d = t % hd, g = t / hd;
+  __shared__ float part[256];
+  float acc = 0.0f;
+  if (g < groups) {
+#pragma unroll 8
+    for (int b = g; b < blocks; b += groups) acc += o[(static_cast<u64>(h) * max_chunks + b * stride) * hd + d];
+  }
+  part[t] = acc;
+  __syncthreads();
+  if (t < hd) {
+    float sum = 0.0f;
+    for (int gg = 0; gg < groups; ++gg) sum += part[gg * hd + t];
+    out[h * hd + t] = sum;
+  }
 }
 
 // Values [at, at + 32) of an f16 row to the 8-bit copy, one warp (lane = the value): Q8_0's arithmetic

@@ -83,19 +83,30 @@ extern "C" __global__ void attention_combine(const float* __restrict__ o, const 
 
 // The split attention over the 8-bit copy of the KV cache (Note [8-bit KV copy] in attention.cuh):
 // attention_scores and attention_weights_v reading k8/kd and v8/vd ([n_ctx][kv_row] int8 values and
-// [n_ctx][kv_row / 32] f16 scales of one layer); attention_combine finishes as for the f16 cache.
+// [n_ctx][kv_row / 32] f16 scales of one layer), one block per head and kQ8Keys positions (blockIdx.y),
+// grid_chunks 64-position chunks in the scratch; attention_combine_wide sums the blocks' partials.
 extern "C" __global__ void __launch_bounds__(256)
     attention_scores_q8(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd, const int* __restrict__ pos,
-                        int hd, int group, int kv_row, float scale, int n_ctx, float* __restrict__ s, float* __restrict__ ml) {
+                        int hd, int group, int kv_row, float scale, int n_ctx, int grid_chunks, float* __restrict__ s,
+                        float* __restrict__ ml) {
   overlap_prologue();
-  attention_scores_q8_body(q, k8, kd, *pos + 1, blockIdx.x, blockIdx.y, gridDim.y, hd, group, kv_row, scale, n_ctx, s, ml);
+  attention_scores_q8_body(q, k8, kd, *pos + 1, blockIdx.x, blockIdx.y, grid_chunks, hd, group, kv_row, scale, n_ctx, s, ml);
 }
 
 extern "C" __global__ void __launch_bounds__(256)
     attention_weights_v_q8(const i8* __restrict__ v8, const u16* __restrict__ vd, const int* __restrict__ pos, int hd, int group,
-                           int kv_row, int n_ctx, const float* __restrict__ s, const float* __restrict__ ml, float* __restrict__ o) {
+                           int kv_row, int n_ctx, int grid_chunks, const float* __restrict__ s, const float* __restrict__ ml,
+                           float* __restrict__ o) {
   overlap_prologue();
-  attention_weights_v_q8_body(v8, vd, *pos + 1, blockIdx.x, blockIdx.y, gridDim.y, hd, group, kv_row, n_ctx, s, ml, o);
+  attention_weights_v_q8_body(v8, vd, *pos + 1, blockIdx.x, blockIdx.y, grid_chunks, hd, group, kv_row, n_ctx, s, ml, o);
+}
+
+// attention_combine with 256 threads per head (hd 64 or 128), over blocks of block_positions positions.
+extern "C" __global__ void __launch_bounds__(256)
+    attention_combine_wide(const float* __restrict__ o, const int* __restrict__ pos, int hd, int max_chunks, int block_positions,
+                           float* __restrict__ out) {
+  overlap_prologue();
+  attention_combine_wide_body(o, *pos + 1, blockIdx.x, hd, max_chunks, block_positions, out);
 }
 
 // Positions [p0, p0 + count) of the f16 caches kc and vc to the 8-bit copy (k8/kd, v8/vd), p0 = *pos when

@@ -45,6 +45,9 @@ struct AttentionScratch {
 enum class AttentionKernels { Auto, Split };
 constexpr int kOneBlockPositions = 256;  // as in kernels/attention.cuh
 
+// Whether attention_decode's split launches end with attention_combine_wide (heads of 64 or 128 values,
+// unless TRUENO_ATTENTION_WIDE_COMBINE=0) rather than attention_combine.
+bool attention_wide_combine(int hd);
 // Whether attention_decode(..., positions, Auto) takes the one-block kernel.
 bool attention_one_block(const AttentionScratch& scratch, int positions);
 
@@ -74,8 +77,8 @@ bool attention_q8_supports(int hd);
 void kv_quantize_q8(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int first, int count);
 // Position *pos (read when the launch runs, as the decode step's kernels do) of layer `layer` to the copy.
 void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer, api::CUdeviceptr pos);
-// attention_decode's split launches (AttentionKernels::Split) over layer `layer` of the copy; q, out,
-// pos, scratch, positions as there. InvalidArgument for a head size attention_q8_supports refuses.
+// attention_decode's split launches over layer `layer` of the copy (blocks of 256 positions, their own
+// combine: attention_combine_wide); q, out, pos, scratch, positions as there. InvalidArgument for a head size attention_q8_supports refuses.
 void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
                          AttentionScratch& scratch, int n_head, int hd, int group, int positions = 0);
 
