@@ -113,6 +113,7 @@ __device__ bool signbit(float);
 __device__ bool isnan(float);
 // Declared so that kernels using them parse and are refused by name (check.cpp), not by a clang error.
 __device__ void __syncwarp(unsigned int mask = 0xffffffffu);
+__device__ unsigned int __byte_perm(unsigned int, unsigned int, unsigned int);
 __device__ unsigned int __funnelshift_r(unsigned int, unsigned int, unsigned int);
 __device__ bool isfinite(float);
 __device__ float erfcf(float);

@@ -46,6 +46,10 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
     }
     DeviceBuffer dk = to_device(kc), dv = to_device(vc);
     KvCopyQ8 copy(c, layers, n_ctx, kv_row);
+    // A pattern where nothing is written: the launches must leave it (other layers and positions) alone.
+    const std::vector<std::uint8_t> pattern(layers * per_layer, 0x55);
+    copy.k.upload(pattern.data(), pattern.size()), copy.v.upload(pattern.data(), pattern.size());
+    copy.kd.upload(pattern.data(), pattern.size() / 16), copy.vd.upload(pattern.data(), pattern.size() / 16);
     // The prompt's positions in two ranges, the last position as the decode step writes it (*pos).
     const int half = sh.n / 2, last = sh.n - 1;
     kv_quantize_q8(c, dk.ptr(), dv.ptr(), copy, 0, half);
@@ -76,9 +80,14 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
       gpu_contract("kv_quantize_q8");
       EXPECT_EQ(differ, 0u) << what << (which == 0 ? ": K" : ": V") << " blocks differ from quantize(Q8_0)";
       dequantize(QuantRow::view(QuantType::Q8_0, blocks, k.size()), which == 0 ? std::span(k) : std::span(v));
-      // Layer 0 was all zeros: scales and values 0 (the zero block), including the position written by *pos.
-      const auto zero_q = download<std::int8_t>(q8, per_layer);
-      EXPECT_EQ(std::count(zero_q.begin(), zero_q.end(), std::int8_t{0}), static_cast<long>(per_layer)) << what;
+      // Layer 0 (the ranges cover every layer; *pos wrote its position `last` again) from zeros: values and
+      // scales 0 (the zero block) for the sequence's positions; past them the pattern, in both layers.
+      const auto l0 = download<std::uint8_t>(q8, per_layer), l1 = download<std::uint8_t>(q8, per_layer, per_layer);
+      const auto d0 = download<std::uint16_t>(d8, per_layer / 32), d1 = download<std::uint16_t>(d8, per_layer / 32, per_layer / 32);
+      std::size_t wrong = 0;
+      for (std::size_t i = 0; i < per_layer; ++i) wrong += l0[i] != (i < k.size() ? 0 : 0x55), wrong += i >= k.size() && l1[i] != 0x55;
+      for (std::size_t b = 0; b < per_layer / 32; ++b) wrong += d0[b] != (b < nb ? 0 : 0x5555), wrong += b >= nb && d1[b] != 0x5555;
+      EXPECT_EQ(wrong, 0u) << what << ": values written outside the positions and layers given";
     }
 
     const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng);
