@@ -11,11 +11,13 @@
 #include <cstring>
 #include <fstream>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "support/gpu_contract.h"
 #include "trueno/ops.h"
+#include "trueno/quant.h"
 #include "decy_vulkan_test_support.h"
 
 namespace {
@@ -340,6 +342,101 @@ TEST(DecyVulkanGpu, ProjectAttentionMatchesTheCpu) {
     one.submit();
     trueno::test::expect_gpu_contract("decy", "layer_ops_attention_one_block", download(bone, want.size()), want,
                                       "hd " + std::to_string(hd) + ", 4 heads, 151 positions, one launch");
+  }
+}
+
+// layer_ops.cu's 8-bit KV copy (Note [8-bit KV copy]): kv_quantize_q8 (--warp32: a warp's absmax by
+// shuffles) against the CPU's quantize(Q8_0) bit for bit, then the split attention over the copy
+// (attention_scores_q8, attention_weights_v_q8 with --warp32; attention_combine_wide) against the CPU's
+// attention over the copy's values: 521 positions, three blocks of 256 positions, nine chunks of 64.
+TEST(DecyVulkanGpu, ProjectAttentionOverTheKvCopyMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (!info.int64 || !info.storage_16bit || !info.storage_8bit) GTEST_SKIP() << "skipped: the device lacks shaderInt64, 8- or 16-bit storage";
+  for (const std::int32_t hd : {64, 128}) {
+    const std::int32_t n_head = 4, group = 2, kv_row = n_head / group * hd, n_ctx = 600, pos = 520, n = pos + 1;
+    const std::int32_t chunks = (n + 63) / 64, blocks = (chunks + 3) / 4;
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hd));
+    const std::string what = "hd " + std::to_string(hd) + ", 4 heads, 521 positions";
+    const auto q = trueno::test::random_normal(static_cast<std::size_t>(n_head) * hd, rng(), 1.0f);
+    std::vector<std::uint16_t> kh(static_cast<std::size_t>(n_ctx) * kv_row), vh(kh.size());
+    trueno::ops::f32_to_f16(trueno::test::random_normal(kh.size(), rng(), 1.0f), kh);
+    trueno::ops::f32_to_f16(trueno::test::random_normal(vh.size(), rng(), 0.5f), vh);
+    Buffer bk(context(), kh.size() * 2), bv(context(), vh.size() * 2), bpos(context(), 16);
+    bk.upload(kh.data(), kh.size() * 2), bv.upload(vh.data(), vh.size() * 2), bpos.upload(&pos, 4);
+    Buffer bk8(context(), kh.size()), bv8(context(), vh.size()), bkd(context(), kh.size() / 16), bvd(context(), vh.size() / 16);
+    const struct {
+      std::int32_t first, count, kv_row, pad;
+      std::uint64_t layer_stride;
+      std::uint32_t has_pos, pad2;
+    } pq{0, n, kv_row, 0, static_cast<std::uint64_t>(n_ctx) * kv_row, 0, 0};
+    Recorder quant(context());
+    quant.dispatch(pipeline("layer_ops_kv_quantize_q8", 7, 28), {&bk, &bv, &bk8, &bkd, &bv8, &bvd, &bpos}, &pq, 28,
+                   static_cast<std::uint32_t>((n * kv_row / 32 + 7) / 8), 2);
+    quant.submit();
+    // The CPU's Q8_0 blocks of the f16 rows: their bytes, and their values for the reference.
+    const std::size_t values = static_cast<std::size_t>(n) * kv_row, nb = values / 32;
+    std::vector<float> k(values), v(values);
+    for (int which = 0; which < 2; ++which) {
+      std::vector<float> f(values);
+      trueno::ops::f16_to_f32(std::span(which == 0 ? kh : vh).first(values), f);
+      std::vector<std::byte> b(nb * 34);
+      trueno::quantize(trueno::QuantType::Q8_0, f, b);
+      std::vector<std::int8_t> q8(values);
+      std::vector<std::uint16_t> d8(nb);
+      (which == 0 ? bk8 : bv8).download(q8.data(), values);
+      (which == 0 ? bkd : bvd).download(d8.data(), nb * 2);
+      std::size_t differ = 0;
+      for (std::size_t i = 0; i < nb; ++i) {
+        std::uint16_t d;
+        std::memcpy(&d, b.data() + i * 34, 2);
+        differ += d != d8[i] || std::memcmp(b.data() + i * 34 + 2, q8.data() + i * 32, 32) != 0;
+      }
+      trueno::test::expect_gpu_contract("decy", "layer_ops_kv_quantize_q8", {static_cast<float>(differ)}, {0.0f},
+                                        what + (which == 0 ? ": K blocks differing" : ": V blocks differing"));
+      trueno::dequantize(trueno::QuantRow::view(trueno::QuantType::Q8_0, b, values), which == 0 ? std::span(k) : std::span(v));
+    }
+    std::vector<float> q16(q.size()), want(q.size());
+    {
+      std::vector<std::uint16_t> t(q.size());
+      trueno::ops::f32_to_f16(q, t), trueno::ops::f16_to_f32(t, q16);
+    }
+    for (int h = 0; h < n_head; ++h) {
+      const int kvh = h / group;
+      std::vector<double> sc(n);
+      double m = -INFINITY, l = 0;
+      for (int j = 0; j < n; ++j) {
+        double dot = 0;
+        for (int d = 0; d < hd; ++d) dot += double{k[static_cast<std::size_t>(j) * kv_row + kvh * hd + d]} * q16[h * hd + d];
+        sc[j] = static_cast<float>(dot) * scale, m = std::max(m, sc[j]);
+      }
+      for (double x : sc) l += std::exp(x - m);
+      std::vector<float> p, p16(n);
+      for (double x : sc) p.push_back(static_cast<float>(std::exp(x - m) / l));
+      std::vector<std::uint16_t> t(n);
+      trueno::ops::f32_to_f16(p, t), trueno::ops::f16_to_f32(t, p16);
+      for (int d = 0; d < hd; ++d) {
+        double acc = 0;
+        for (int j = 0; j < n; ++j) acc += double{p16[j]} * v[static_cast<std::size_t>(j) * kv_row + kvh * hd + d];
+        want[h * hd + d] = static_cast<float>(acc);
+      }
+    }
+    Buffer bq = upload(q), bs(context(), static_cast<std::size_t>(n_head) * n_ctx * 4), bml(context(), n_head * chunks * 8),
+           bo(context(), static_cast<std::size_t>(n_head) * chunks * hd * 4), bout(context(), want.size() * 4);
+    const struct {
+      std::int32_t hd, group, kv_row;
+      float scale;
+      std::int32_t n_ctx, grid_chunks;
+    } ps{hd, group, kv_row, scale, n_ctx, chunks};
+    const std::int32_t pw[5] = {hd, group, kv_row, n_ctx, chunks}, pc[3] = {hd, chunks, 256};
+    static const std::uint32_t spec[1] = {256};
+    const Pipeline& combine = context().pipeline_from_spirv("layer_ops_attention_combine_wide", spirv("layer_ops_attention_combine_wide"), 3, 12, spec);
+    Recorder rec(context());
+    rec.dispatch(pipeline("layer_ops_attention_scores_q8", 6, 24), {&bq, &bk8, &bkd, &bpos, &bs, &bml}, ps, n_head, blocks);
+    rec.dispatch(pipeline("layer_ops_attention_weights_v_q8", 6, 20), {&bv8, &bvd, &bpos, &bs, &bml, &bo}, pw, n_head, blocks);
+    rec.dispatch(combine, {&bo, &bpos, &bout}, pc, n_head);
+    rec.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_attention_q8", download(bout, want.size()), want, what);
   }
 }
 

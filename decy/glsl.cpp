@@ -170,7 +170,7 @@ class Emitter {
     SupportNeeds needs;
     needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
     needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_, needs.warp32 = warp32_;
-    needs.dp4a = dp4a_, needs.erfc = erfc_;
+    needs.dp4a = dp4a_, needs.erfc = erfc_, needs.byte_perm = byte_perm_;
     g << support_functions(needs);
     g << "\n";
     return g.str();
@@ -410,6 +410,10 @@ class Emitter {
     if (e.name == "erfcf") {  // Note [erfcf] (glsl_support.cpp)
       erfc_ = true;
       return "decy_erfc(" + bare(ex(e.args.at(0))) + ")";
+    }
+    if (e.name == "__byte_perm") {  // Note [byte_perm] (glsl_support.cpp)
+      byte_perm_ = true;
+      return "decy_byte_perm(uint(" + bare(ex(e.args.at(0))) + "), uint(" + bare(ex(e.args.at(1))) + "), uint(" + bare(ex(e.args.at(2))) + "))";
     }
     if (e.name == "__dp4a") {  // Note [dp4a] (glsl_support.cpp)
       dp4a_ = true;
@@ -826,7 +830,7 @@ class Emitter {
   std::map<std::string, int> forced_;                                  // such views with an arm chosen (0: views_'s buffer)
   std::set<std::string> optional_;             // buffers tested against nullptr (Note [Optional buffers])
   bool sincos_ = false;
-  bool shuffle64_ = false, sync_or_ = false, dp4a_ = false, erfc_ = false;
+  bool shuffle64_ = false, sync_or_ = false, dp4a_ = false, erfc_ = false, byte_perm_ = false;
   const GlslOptions options_;
   std::set<std::string> warp32_;  // types of emulated shuffles (Note [Emulated warps])
   bool subgroup_ = false, shuffle_ = false, shuffle_down_ = false, int64_ = false, storage16_ = false, storage8_ = false, f16_ = false, workgroup_fn_ = false, srem32_ = false, srem64_ = false;

@@ -214,6 +214,12 @@ std::string support_functions(const SupportNeeds& n) {
   if (n.dp4a)
     out << "\nint decy_dp4a(int a, int b, int c) {\n  const ivec4 x = ivec4(a << 24, a << 16, a << 8, a) >> 24;\n"
         << "  const ivec4 y = ivec4(b << 24, b << 16, b << 8, b) >> 24;\n  return c + x.x * y.x + x.y * y.y + x.z * y.z + x.w * y.w;\n}\n";
+  // Note [byte_perm]: CUDA's __byte_perm(x, y, s) in its default mode: byte i of the result is byte
+  // (s >> 4i) & 7 of the eight bytes y:x (x's four first); exact.
+  if (n.byte_perm)
+    out << "\nuint decy_byte_perm(uint x, uint y, uint s) {\n  uint r = 0u;\n  for (uint i = 0u; i < 4u; ++i) {\n"
+        << "    const uint k = (s >> (4u * i)) & 7u;\n    const uint b = k < 4u ? (x >> (8u * k)) & 255u : (y >> (8u * (k - 4u))) & 255u;\n"
+        << "    r |= b << (8u * i);\n  }\n  return r;\n}\n";
   // Note [erfcf]: GLSL has no erfc. decy_erfc is the Chebyshev-fitted form t * exp(-x^2 + P(t)), t = 1 / (1 +
   // |x| / 2) (Press et al., Numerical Recipes, erfcc: fractional error below 1.2e-7 everywhere), reflected
   // as 2 - erfc(-x) for x < 0; with GLSL's exp (not correctly rounded) a few ULP from CUDA's erfcf (4 ULP).

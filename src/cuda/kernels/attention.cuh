@@ -99,10 +99,12 @@ __device__ __forceinline__ void weights_v_vector(const u16* __restrict__ v, int 
   }
 }
 
-// The chunk's scores sc [count] to s_chunk, with their max m and sum l of exp(s - m) to ml_chunk [2].
-__device__ __forceinline__ void chunk_stats(const float* __restrict__ sc, int count, float* __restrict__ s_chunk, float* __restrict__ ml_chunk) {
+// The chunk's scores sc[first, first + count) to s_chunk, with their max m and sum l of exp(s - m) to
+// ml_chunk [2].
+__device__ __forceinline__ void chunk_stats(const float* __restrict__ sc, int first, int count, float* __restrict__ s_chunk,
+                                            float* __restrict__ ml_chunk) {
   const int t = threadIdx.x;
-  const float v = t < count ? sc[t] : -__int_as_float(0x7f800000);
+  const float v = t < count ? sc[first + t] : -__int_as_float(0x7f800000);
   const float m = block_max(v);
   const float l = block_sum(t < count ? expf(v - m) : 0.0f);
   if (t < count) s_chunk[t] = v;
@@ -149,7 +151,7 @@ __device__ __forceinline__ void attention_scores_body(const float* __restrict__ 
     }
   }
   __syncthreads();
-  chunk_stats(sc, j1 - j0, s + static_cast<u64>(h) * n_ctx + j0, ml + (h * grid_chunks + chunk) * 2);
+  chunk_stats(sc, 0, j1 - j0, s + static_cast<u64>(h) * n_ctx + j0, ml + (h * grid_chunks + chunk) * 2);
 }
 
 __device__ __forceinline__ void attention_weights_v_body(const u16* __restrict__ vc, int n, int h, int chunk, int grid_chunks, int hd,
@@ -416,7 +418,7 @@ __device__ __forceinline__ void attention_scores_q8_body(const float* __restrict
   __syncthreads();
   for (int c = 0; c < kQ8Keys / kChunk && j0 + c * kChunk < j1; ++c) {
     const int cj = j0 + c * kChunk;
-    chunk_stats(sc + c * kChunk, min(kChunk, j1 - cj), s + static_cast<u64>(h) * n_ctx + cj,
+    chunk_stats(sc, c * kChunk, min(kChunk, j1 - cj), s + static_cast<u64>(h) * n_ctx + cj,
                 ml + (h * grid_chunks + block * (kQ8Keys / kChunk) + c) * 2);
   }
 }
@@ -463,16 +465,19 @@ __device__ __forceinline__ void attention_combine_wide_body(const float* __restr
 
 // Values [at, at + 32) of an f16 row to the 8-bit copy, one warp (lane = the value): Q8_0's arithmetic
 // as the CPU's quantize (quantize_ref.cpp): d = f16(absmax / 127), q = clamp(nearest_even(x / d), +-127)
-// with x / d as x * (1 / d), 0 for a zero block.
-__device__ __forceinline__ void quantize_q8_block(const u16* __restrict__ src, i8* __restrict__ q8, u16* __restrict__ d8, u64 at) {
+// with x / d as x * (1 / d), 0 for a zero block. A warp past the end (!valid) still takes part in the
+// shuffles and writes nothing (decy's emulated warps need every thread at every shuffle).
+__device__ __forceinline__ void quantize_q8_block(const u16* __restrict__ src, i8* __restrict__ q8, u16* __restrict__ d8, u64 at,
+                                                  bool valid) {
   const int lane = threadIdx.x & 31;
-  const float x = f16_to_f32(src[at + lane]);
+  const float x = valid ? f16_to_f32(src[at + lane]) : 0.0f;
   float amax = fabsf(x);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
   const u16 dh = f32_to_f16_bits(amax / 127.0f);
   const float d = f16_to_f32(dh), id = d != 0.0f ? 1.0f / d : 0.0f;
   const float r = fminf(fmaxf(x * id, -4194304.0f), 4194304.0f);
+  if (!valid) return;
   q8[at + lane] = static_cast<i8>(max(-127, min(127, __float2int_rn(r))));
   if (lane == 0) d8[at / kQ8Block] = dh;
 }

@@ -118,11 +118,10 @@ extern "C" __global__ void __launch_bounds__(256)
                    u16* __restrict__ vd, const int* __restrict__ pos, int first, int count, int kv_row, u64 layer_stride) {
   overlap_prologue();
   const u64 blocks = static_cast<u64>(count) * (kv_row / kQ8Block), b = static_cast<u64>(blockIdx.x) * 8 + threadIdx.x / 32;
-  if (b >= blocks) return;  // the whole warp
   const int p0 = pos != nullptr ? *pos : first;
   const u64 at = (blockIdx.y / 2) * layer_stride + static_cast<u64>(p0) * kv_row + b * kQ8Block;
-  if (blockIdx.y % 2 == 0) quantize_q8_block(kc, k8, kd, at);
-  else quantize_q8_block(vc, v8, vd, at);
+  if (blockIdx.y % 2 == 0) quantize_q8_block(kc, k8, kd, at, b < blocks);
+  else quantize_q8_block(vc, v8, vd, at, b < blocks);
 }
 
 // g[i] = silu(g[i]) * u[i].
