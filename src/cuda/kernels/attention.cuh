@@ -65,6 +65,18 @@ __device__ __forceinline__ void scores_vector(const u16* __restrict__ k, int j0,
   }
 }
 
+// oc[d] = the sum over the kGroups rows of partial [kGroups][HD], once every thread has written its row.
+template <int HD, int kGroups>
+__device__ __forceinline__ void sum_groups(const float* __restrict__ partial, float* __restrict__ oc) {
+  __syncthreads();
+  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int g = 0; g < kGroups; ++g) sum += partial[g * HD + d];
+    oc[d] = sum;
+  }
+}
+
 // oc[d] = sum over the chunk's keys of p[j - j0] v_j[d]; v = the KV head's column of the cache.
 template <int HD>
 __device__ __forceinline__ void weights_v_vector(const u16* __restrict__ v, int j0, int j1, int kv_row, const float* __restrict__ p,
@@ -90,13 +102,7 @@ __device__ __forceinline__ void weights_v_vector(const u16* __restrict__ v, int 
   }
 #pragma unroll
   for (int e = 0; e < 8; ++e) partial[grp * HD + part * 8 + e] = acc[e];
-  __syncthreads();
-  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
-    float sum = 0.0f;
-#pragma unroll 8
-    for (int g = 0; g < kGroups; ++g) sum += partial[g * HD + d];
-    oc[d] = sum;
-  }
+  sum_groups<HD, kGroups>(partial, oc);
 }
 
 // The chunk's scores sc[first, first + count) to s_chunk, with their max m and sum l of exp(s - m) to
@@ -391,13 +397,7 @@ __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, co
   }
 #pragma unroll
   for (int e = 0; e < 16; ++e) partial[grp * HD + part * 16 + e] = acc[e];
-  __syncthreads();
-  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
-    float sum = 0.0f;
-#pragma unroll 8
-    for (int g = 0; g < kGroups; ++g) sum += partial[g * HD + d];
-    oc[d] = sum;
-  }
+  sum_groups<HD, kGroups>(partial, oc);
 }
 
 // attention_scores_body over the 8-bit copy (k8, kd: one layer's values and scales) for the kQ8Keys
