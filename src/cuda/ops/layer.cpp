@@ -62,7 +62,10 @@ const bool kOneBlock = tuning_define("TRUENO_ATTENTION_ONE_BLOCK", 1) != 0;
 // comparison (H200, 7B tg128: 184.3 -> 189.4 tok/s at 16K positions, 128.9 -> 134.8 at 32K).
 const bool kWideCombine = tuning_define("TRUENO_ATTENTION_WIDE_COMBINE", 1) != 0;
 
-bool attention_wide_combine(int hd) { return kWideCombine && (hd == 64 || hd == 128); }
+// The head sizes the vector kernels take: 16 bytes per lane, 256 threads (attention_combine_wide, the _q8 kernels).
+bool attention_q8_supports(int hd) { return hd == 64 || hd == 128; }
+
+bool attention_wide_combine(int hd) { return kWideCombine && attention_q8_supports(hd); }
 
 bool attention_one_block(const AttentionScratch& a, int positions) {
   return kOneBlock && (positions == 0 ? a.n_ctx : positions) <= kOneBlockPositions;
@@ -107,8 +110,6 @@ KvCopyQ8::KvCopyQ8(Context& c, int n_layer_, int n_ctx_, int kv_row_) : n_layer(
   k = DeviceBuffer(c, values), v = DeviceBuffer(c, values);
   kd = DeviceBuffer(c, values / 32 * 2), vd = DeviceBuffer(c, values / 32 * 2);
 }
-
-bool attention_q8_supports(int hd) { return hd == 64 || hd == 128; }
 
 namespace {
 
