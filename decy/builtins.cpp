@@ -71,6 +71,20 @@ __device__ float __fadd_rn(float, float);
 __device__ float __fsub_rn(float, float);
 __device__ float __fmul_rn(float, float);
 __device__ float __fdiv_rn(float, float);
+__device__ double __dadd_rn(double, double);
+__device__ double __dsub_rn(double, double);
+__device__ double __dmul_rn(double, double);
+// C's double math (Note [Double math], glsl_support.cpp: GLSL has no double exp, log, pow, sin or cos).
+__device__ double exp(double);
+__device__ double log(double);
+__device__ double pow(double, double);
+__device__ double sin(double);
+__device__ double cos(double);
+__device__ float exp(float);  // C++'s float overloads: as expf ...
+__device__ float log(float);
+__device__ float pow(float, float);
+__device__ float sin(float);
+__device__ float cos(float);
 __device__ float __sinf(float);
 __device__ float __cosf(float);
 __device__ float exp2f(float);
@@ -116,6 +130,7 @@ __device__ void __syncwarp(unsigned int mask = 0xffffffffu);
 __device__ unsigned int __byte_perm(unsigned int, unsigned int, unsigned int);
 __device__ unsigned int __funnelshift_r(unsigned int, unsigned int, unsigned int);
 __device__ bool isfinite(float);
+__device__ bool isfinite(double);
 __device__ float erfcf(float);
 extern "C" __device__ int printf(const char*, ...);
 __device__ void __trap();

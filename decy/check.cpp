@@ -18,7 +18,8 @@ const std::set<std::string> kBuiltins = {
     "fabsf", "tanhf", "sinf", "cosf", "powf", "floorf", "ceilf", "fmaf", "__fdividef", "min", "max", "__float_as_int",
     "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16", "__fadd_rn", "__fsub_rn",
     "__fmul_rn", "__fdiv_rn", "__sinf", "__cosf", "exp2f", "rintf", "ldexpf", "__float2int_rn", "sincosf", "__sincosf", "frexpf",
-    "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs", "signbit", "isnan", "atomicMax", "atomicAdd", "__decy_array", "__dp4a", "erfcf", "__byte_perm"};
+    "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs", "signbit", "isnan", "atomicMax", "atomicAdd", "__decy_array", "__dp4a", "erfcf", "__byte_perm",
+    "__dadd_rn", "__dsub_rn", "__dmul_rn", "exp", "log", "pow", "sin", "cos", "isfinite"};
 
 bool inside(const Loc& l, const Function& f) { return l.line >= f.loc.line && l.line <= f.end_line && l.file == f.loc.file; }
 
@@ -77,8 +78,7 @@ class Checker {
   }
 
   void type(const Type& t, const Loc& l, const std::string& what) {
-    if (t.scalar == Scalar::Unsupported) error(l, "type '" + t.c_name + "' of " + what + " (not in decy's subset: int, unsigned, 8-, 16- and 64-bit integers, float, bool and pointers to them)");
-    else if (t.scalar == Scalar::F64) error(l, "double in " + what + " (write float: GLSL float64 needs shaderFloat64)");
+    if (t.scalar == Scalar::Unsupported) error(l, "type '" + t.c_name + "' of " + what + " (not in decy's subset: int, unsigned, 8-, 16- and 64-bit integers, float, double, bool and pointers to them)");
   }
 
   void expr(const Expr& e) {

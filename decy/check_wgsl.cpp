@@ -39,6 +39,8 @@ class WgslChecker {
     if (what == "an expression" && (wide || narrow || bytes) &&
         !seen_.insert(l.file + ":" + std::to_string(l.line) + (wide ? "/64" : narrow ? "/16" : "/8")).second)
       return;
+    if (t.scalar == Scalar::F64 && seen_.insert(l.file + ":" + std::to_string(l.line) + "/f64").second)
+      error(l, "double in " + what + " (WGSL has no 64-bit floats)");
     if (t.scalar == Scalar::Record && seen_.insert(l.file + ":" + std::to_string(l.line) + "/struct").second)
       error(l, "struct type '" + t.c_name + "' of " + what + " (not in decy's WGSL target: Note [Structs of scalars] is GLSL's)");
     if (t.lanes != 0 && seen_.insert(l.file + ":" + std::to_string(l.line) + "/vec").second)

@@ -366,6 +366,32 @@ __global__ void k(float* y, int* e, float a, float b) {
   EXPECT_TRUE(contains(errors(bad), "snippet.cu:2: error: pointer argument of 'sincosf' that is not '&variable'")) << errors(bad);
 }
 
+// Note [Double math]: double values, buffers and push constants (8-byte aligned); __dadd_rn ... as precise
+// double operations; C's double exp/log/pow/sin/cos as decy's functions, the float overloads as GLSL's.
+TEST(DecyGlsl, DoublesAndTheirMath) {
+  const Glsl g = translate(R"(
+__global__ void k(double* y, const float* x, int n, double u) {
+  const double t = static_cast<double>(x[0]) * 0.1;
+  y[0] = __dadd_rn(__dmul_rn(u, t), __dsub_rn(t, -2.5));
+  y[1] = pow(t, -2.0 * n / 3.0) + exp(t) + log(u) + sin(t) + cos(u);
+  y[2] = isfinite(t) && isfinite(x[1]) ? cos(x[2]) : 0.0f;
+}
+)");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "//   binding 0: y double[] read-write")) << g.text;
+  EXPECT_TRUE(contains(g.text, "//   offset 8: double u (8 bytes)")) << g.text;
+  EXPECT_TRUE(contains(g.text, "// double: needs the shaderFloat64 device feature (Note [Double math]).")) << g.text;
+  EXPECT_TRUE(contains(g.text, "double decy_dadd_rn(double a, double b) {  // Note [Correctly rounded intrinsics]\n  precise double r = a + b;"));
+  EXPECT_TRUE(contains(g.text, "double t = double(x[0]) * 0.10000000000000001lf;")) << g.text;
+  EXPECT_TRUE(contains(g.text, "y[0] = decy_dadd_rn(decy_dmul_rn(u, t), decy_dsub_rn(t, -2.5lf));")) << g.text;
+  EXPECT_TRUE(contains(g.text, "decy_pow64(t, ") && contains(g.text, "decy_exp64(t)") && contains(g.text, "decy_log64(u)") &&
+              contains(g.text, "decy_sin64(t)") && contains(g.text, "decy_cos64(u)"))
+      << g.text;
+  EXPECT_TRUE(contains(g.text, "(abs(t) <= 1.7976931348623157e308lf)")) << g.text;
+  EXPECT_TRUE(contains(g.text, "((floatBitsToUint(x[1]) & 0x7f800000u) != 0x7f800000u)")) << g.text;
+  EXPECT_TRUE(contains(g.text, "cos(x[2])") && !contains(g.text, "decy_cos64(x[2])")) << "cos of a float is GLSL's: " << g.text;
+  expect_compiles(g, "doubles");
+}
 // Note [Optional buffers]: `p != nullptr`, `p == nullptr`, `if (p)` on a pointer parameter, also through a
 // helper's pointer parameter, read a push-constant flag after the scalars; the header says which buffer.
 TEST(DecyGlsl, NullptrTestsOfOptionalBuffersArePushConstantFlags) {
@@ -413,7 +439,7 @@ const Unsupported kUnsupported[] = {
     {"printf", "__global__ void k(float* y) {\n  y[0] = 1.0f;\n  printf(\"%f\", y[0]);\n}", 3, "call to 'printf'"},
     {"recursion", "__device__ int f(int n) {\n  return n > 0 ? f(n - 1) : 0;\n}\n__global__ void k(int* y) { y[0] = f(3); }", 2,
      "recursive call of 'f'"},
-    {"double", "__global__ void k(float* y, double d) {\n  y[0] = d;\n}", 1, "double"},
+    {"long double", "__global__ void k(float* y, long double d) {\n  y[0] = d;\n}", 1, "long double"},
     {"asm", "__global__ void k(float* y) {\n  asm(\"exit;\");\n}", 2, "inline PTX asm \"exit;\""},
     {"u16 increment", "__global__ void k(unsigned short* y) {\n  unsigned short h = y[0];\n  h++;\n  y[0] = h;\n}", 3, "on a 16-bit value"},
     {"u8 increment", "__global__ void k(unsigned char* y) {\n  unsigned char h = y[0];\n  ++h;\n  y[0] = h;\n}", 3, "on an 8-bit value"},

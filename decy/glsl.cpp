@@ -40,6 +40,7 @@ class Emitter {
         out_.push_bytes += sz;
       }
       if (is64(p.type.scalar)) int64_ = true;
+      if (p.type.scalar == Scalar::F64) float64_ = true;
     }
     std::vector<const Function*> all = c_.helpers;
     all.push_back(&k);
@@ -124,6 +125,7 @@ class Emitter {
         << "//   warp of 32 lanes (literal shuffle offsets) needs a subgroup size of 32.\n";
     }
     if (int64_) h << "// 64-bit integers: needs the shaderInt64 device feature.\n";
+    if (float64_) h << "// double: needs the shaderFloat64 device feature (Note [Double math]).\n";
     if (storage16_) h << "// 16-bit buffer elements: needs the storageBuffer16BitAccess device feature.\n";
     if (storage8_) h << "// 8-bit buffer elements: needs the storageBuffer8BitAccess device feature (Vulkan 1.2).\n";
     return h.str();
@@ -170,7 +172,7 @@ class Emitter {
     SupportNeeds needs;
     needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
     needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_, needs.warp32 = warp32_;
-    needs.dp4a = dp4a_, needs.erfc = erfc_, needs.byte_perm = byte_perm_;
+    needs.dp4a = dp4a_, needs.erfc = erfc_, needs.byte_perm = byte_perm_, needs.double_math = double_math_;
     g << support_functions(needs);
     g << "\n";
     return g.str();
@@ -356,6 +358,19 @@ class Emitter {
     return buf;
   }
 
+  std::string double_literal(const Expr& e) {
+    if (!std::isfinite(e.fval)) {
+      error(e.loc, "an infinite or NaN double literal (GLSL has no double bit casts without 64-bit integers)");
+      return "0.0lf";
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", e.fval);
+    std::string s = buf;
+    if (s.find_first_of(".e") == std::string::npos) s += ".0";
+    s += "lf";
+    return e.fval < 0 || std::signbit(e.fval) ? "(" + s + ")" : s;
+  }
+
   std::string float_literal(double d) {
     const float f = static_cast<float>(d);
     if (std::isnan(f)) return "uintBitsToFloat(0x7fc00000u)";
@@ -419,6 +434,16 @@ class Emitter {
       dp4a_ = true;
       return "decy_dp4a(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ", " + bare(ex(e.args.at(2))) + ")";
     }
+    if (e.name == "exp" || e.name == "log" || e.name == "pow" || e.name == "sin" || e.name == "cos") {
+      std::string s = e.name + "(";  // C++'s float overloads: GLSL's own (as expf ...)
+      if (e.type.scalar == Scalar::F64) double_math_ = true, s = "decy_" + e.name + "64(";  // Note [Double math]
+      for (std::size_t i = 0; i < e.args.size(); ++i) s += (i ? ", " : "") + bare(ex(e.args[i]));
+      return s + ")";
+    }
+    if (e.name == "isfinite") {  // from the bits (as isnan); a double by comparison (no 64-bit bit casts without int64)
+      if (e.args.at(0).type.scalar == Scalar::F64) return "(abs(" + bare(ex(e.args[0])) + ") <= 1.7976931348623157e308lf)";
+      return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") & 0x7f800000u) != 0x7f800000u)";
+    }
     if (e.name == "signbit") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") >> 31u) != 0u)";
     // isnan from the bits: a driver may compile GLSL's isnan() under no-NaN assumptions.
     if (e.name == "isnan") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") & 0x7fffffffu) > 0x7f800000u)";
@@ -467,6 +492,7 @@ class Emitter {
   }
 
   std::string ex(const Expr& e) {
+    if (e.type.scalar == Scalar::F64) float64_ = true;
     std::string buffer, offset;
     switch (e.kind) {
       case Expr::Kind::Var:
@@ -481,7 +507,7 @@ class Emitter {
         return e.name;
       case Expr::Kind::IntLit: return literal(e);
       case Expr::Kind::BoolLit: return e.ival ? "true" : "false";
-      case Expr::Kind::FloatLit: return float_literal(e.fval);
+      case Expr::Kind::FloatLit: return e.type.scalar == Scalar::F64 ? double_literal(e) : float_literal(e.fval);
       case Expr::Kind::Unary:
         if (pointer_of(e.args[0], &buffer, &offset)) return pointer_step(e, offset, e.op + offset);
         if ((e.op == "++" || e.op == "--") && small(e.args[0].type.scalar)) return refuse16(e);
@@ -823,6 +849,7 @@ class Emitter {
   std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
+  bool float64_ = false, double_math_ = false;  // double used; C's double math used (Note [Double math])
   std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type
   std::map<std::string, std::set<std::string>> aliases_;     // buffer -> element types it is also read as
   std::map<std::string, std::shared_ptr<const Record>> records_;  // structs declared (Note [Structs of scalars])

@@ -34,6 +34,7 @@ const char* glsl_type(Scalar s) {
     case Scalar::I64: return "int64_t";
     case Scalar::U64: return "uint64_t";
     case Scalar::F32: return "float";
+    case Scalar::F64: return "double";  // Note [Double math]
     case Scalar::U16: return "uint";  // Note [16-bit values]
     case Scalar::I16: return "int";
     case Scalar::U8: return "uint";
@@ -104,12 +105,12 @@ std::uint32_t elem_bytes(const Type& t) {
   switch (t.scalar) {
     case Scalar::U8: case Scalar::I8: return 1;
     case Scalar::U16: case Scalar::I16: return 2;
-    case Scalar::U64: case Scalar::I64: return 8;
+    case Scalar::U64: case Scalar::I64: case Scalar::F64: return 8;
     default: return 4;
   }
 }
 
-std::uint32_t scalar_bytes(Scalar s) { return s == Scalar::I64 || s == Scalar::U64 ? 8 : 4; }
+std::uint32_t scalar_bytes(Scalar s) { return s == Scalar::I64 || s == Scalar::U64 || s == Scalar::F64 ? 8 : 4; }
 bool is_int(Scalar s) { return s == Scalar::I32 || s == Scalar::U32 || s == Scalar::I64 || s == Scalar::U64; }
 
 const std::map<std::string, std::string> kMath = {
@@ -136,7 +137,8 @@ const std::map<std::string, std::string> kMath = {
 // __float2int_rn is
 // (GLSL leaves frexp of an infinity or NaN and an ldexp that overflows undefined).
 const std::map<std::string, std::string> kRounded = {
-    {"__fadd_rn", "+"}, {"__fsub_rn", "-"}, {"__fmul_rn", "*"}, {"__fdiv_rn", "/"}};
+    {"__fadd_rn", "+"}, {"__fsub_rn", "-"}, {"__fmul_rn", "*"}, {"__fdiv_rn", "/"},
+    {"__dadd_rn", "+"}, {"__dsub_rn", "-"}, {"__dmul_rn", "*"}};  // the double ones: Note [Double math]
 
 // Note [sincosf]: GLSL's sin and cos are bounded (absolute 2^-11) only on [-pi, pi], and a rope angle is up
 // to the context length in radians. decy_sincos reduces x by k = round(x / 2pi) first (Cody-Waite: 2pi =
@@ -148,6 +150,63 @@ const char* const kSincos =
     "  precise float k = roundEven(x * 0.159154937f);\n"
     "  precise float r = ((x - k * 6.28125f) - k * 0.00193500519f) - k * 3.01991605e-07f;\n"
     "  s = sin(r);\n  c = cos(r);\n}\n";
+
+// Note [Double math]: GLSL has double arithmetic (shaderFloat64) but no double exp, log, pow, sin or cos.
+// decy's are written with double + - * / only: exp by k = round(x / ln 2) (ln 2 in two parts, fdlibm's), a
+// Taylor polynomial on |r| <= 0.35 (to r^14: remainder below 2^-60) and ldexp; log by frexp to m in
+// [sqrt(1/2), sqrt(2)) (a subnormal x scaled by 2^54 first), 2 atanh((m - 1) / (m + 1)) to s^23; pow(b, y) = exp(y log b) (so a relative error
+// of about |y ln b| x 2^-53 more than C's; b < 0 with an integer y by its parity, b = 0 and y = 0 as C;
+// infinite or NaN arguments not C's special cases); sin and cos by k = round(x / (pi/2)) with pi/2 in three
+// 33-bit parts and a fourth (fdlibm's: exact products for |k| < 2^20, so |x| below ~1.6e6) and Taylor polynomials on
+// |r| <= pi/4 (to r^19 and r^20). Within a few ULP of C's (measured by decy's tests against std::) where the
+// Vulkan implementation makes double + - * / correctly rounded, as lavapipe and NVIDIA's driver do; Vulkan
+// itself promises double arithmetic only single precision's accuracy.
+const char* const kDoubleMath =
+    "\n// C's double exp, log, pow, sin, cos (Note [Double math] in decy/glsl_support.cpp).\n"
+    "double decy_exp64(double x) {\n"
+    "  if (!(x < 709.0lf)) return x != x ? x : 1.0lf / 0.0lf;\n"
+    "  if (x < -745.2lf) return 0.0lf;\n"
+    "  precise double k = roundEven(x * 1.4426950408889634lf);\n"
+    "  precise double r = (x - k * 0.6931471803691238lf) - k * 1.9082149292705877e-10lf;\n"
+    "  const double inv[14] = double[14](1.0lf, 0.5lf, 0.3333333333333333lf, 0.25lf, 0.2lf, 0.16666666666666666lf, 0.14285714285714285lf, 0.125lf, 0.1111111111111111lf, 0.1lf, 0.09090909090909091lf, 0.08333333333333333lf, 0.07692307692307693lf, 0.07142857142857142lf);\n"
+    "  double p = 1.0lf;\n"
+    "  for (int i = 13; i >= 0; --i) p = 1.0lf + r * p * inv[i];\n"
+    "  const int ki = int(k);\n"
+    "  return ldexp(ldexp(p, ki / 2), ki - ki / 2);\n}\n"
+    "double decy_log64(double x) {\n"
+    "  if (!(x > 0.0lf)) return x == 0.0lf ? -1.0lf / 0.0lf : 0.0lf / 0.0lf;\n"
+    "  const bool sub = x < 2.2250738585072014e-308lf;  // a subnormal: frexp's result is undefined there\n"
+    "  int e;\n  double m = frexp(sub ? x * 18014398509481984.0lf : x, e);\n"
+    "  if (sub) e = e - 54;\n"
+    "  if (m < 0.70710678118654752lf) m = m * 2.0lf, e = e - 1;\n"
+    "  precise double s = (m - 1.0lf) / (m + 1.0lf);\n  precise double s2 = s * s;\n"
+    "  const double c[12] = double[12](1.0lf, 0.3333333333333333lf, 0.2lf, 0.14285714285714285lf, 0.1111111111111111lf, 0.09090909090909091lf, 0.07692307692307693lf, 0.06666666666666667lf, 0.058823529411764705lf, 0.05263157894736842lf, 0.047619047619047616lf, 0.043478260869565216lf);\n"
+    "  double p = c[11];\n"
+    "  for (int i = 10; i >= 0; --i) p = c[i] + s2 * p;\n"
+    "  precise double de = double(e);\n"
+    "  return de * 0.6931471803691238lf + (de * 1.9082149292705877e-10lf + 2.0lf * s * p);\n}\n"
+    "double decy_pow64(double b, double y) {\n"
+    "  if (y == 0.0lf) return 1.0lf;\n"
+    "  if (b == 0.0lf) return y > 0.0lf ? 0.0lf : 1.0lf / 0.0lf;\n"
+    "  if (b > 0.0lf) return decy_exp64(y * decy_log64(b));\n"
+    "  if (floor(y) != y) return 0.0lf / 0.0lf;\n"
+    "  const double r = decy_exp64(y * decy_log64(-b));\n"
+    "  return mod(y, 2.0lf) == 0.0lf ? r : -r;\n}\n"
+    "// x = k pi/2 + r, |r| <= pi/4: sin(r) (q 0), cos(r) (q 1), then the quadrant's sign.\n"
+    "double decy_sincos_q64(double x, int q) {\n"
+    "  precise double k = roundEven(x * 0.63661977236758134lf);\n"
+    "  precise double r = (((x - k * 1.5707963267341256lf) - k * 6.0771005063039660e-11lf) - k * 2.0222662487111665e-21lf) - k * 8.4784276603688996e-32lf;\n"
+    "  precise double r2 = r * r;\n"
+    "  const int quad = (int(k - 4.0lf * floor(k * 0.25lf)) + q) & 3;\n"
+    "  const double sc[9] = double[9](0.0029239766081871343lf, 0.003676470588235294lf, 0.004761904761904762lf, 0.00641025641025641lf, 0.00909090909090909lf, 0.013888888888888888lf, 0.023809523809523808lf, 0.05lf, 0.16666666666666666lf);\n"
+    "  const double cc[10] = double[10](0.002631578947368421lf, 0.0032679738562091504lf, 0.004166666666666667lf, 0.005494505494505495lf, 0.007575757575757576lf, 0.011111111111111112lf, 0.017857142857142856lf, 0.03333333333333333lf, 0.08333333333333333lf, 0.5lf);\n"
+    "  double s = 1.0lf, c = 1.0lf;\n"
+    "  for (int i = 0; i < 9; ++i) s = 1.0lf - s * r2 * sc[i];\n"
+    "  for (int i = 0; i < 10; ++i) c = 1.0lf - c * r2 * cc[i];\n"
+    "  s = s * r;\n"
+    "  return quad == 0 ? s : quad == 1 ? c : quad == 2 ? -s : -c;\n}\n"
+    "double decy_sin64(double x) { return decy_sincos_q64(x, 0); }\n"
+    "double decy_cos64(double x) { return decy_sincos_q64(x, 1); }\n";
 
 std::string warp32_functions(const std::string& t);
 
@@ -176,9 +235,11 @@ std::string support_functions(const SupportNeeds& n) {
           << "  return best;\n}\n";
       continue;
     }
-    out << "\nfloat decy" << name.substr(1) << "(float a, float b) {  // Note [Correctly rounded intrinsics]\n  precise float r = a "
-      << kRounded.at(name) << " b;\n  return r;\n}\n";
+    const char* t = name.starts_with("__d") ? "double" : "float";
+    out << "\n" << t << " decy" << name.substr(1) << "(" << t << " a, " << t << " b) {  // Note [Correctly rounded intrinsics]\n  precise "
+        << t << " r = a " << kRounded.at(name) << " b;\n  return r;\n}\n";
   }
+  if (n.double_math) out << kDoubleMath;
   if (n.sincos) out << kSincos;
   if (n.workgroup_size) out << "\nuvec3 decy_workgroup_size() { return gl_WorkGroupSize; }\n";
   if (n.srem32) out << "\nint decy_srem(int a, int b) { return a - b * (a / b); }  // C's %: the sign of a\n";

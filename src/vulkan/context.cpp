@@ -110,6 +110,7 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
   d.storage_16bit = s16.storageBuffer16BitAccess == VK_TRUE;
   d.storage_8bit = v >= VK_API_VERSION_1_2 && s8.storageBuffer8BitAccess == VK_TRUE;
   d.int64 = feats.features.shaderInt64 == VK_TRUE;
+  d.float64 = feats.features.shaderFloat64 == VK_TRUE;
   d.float16 = f16.shaderFloat16 == VK_TRUE;
   d.integer_dot_product = idot_ext && idot.shaderIntegerDotProduct == VK_TRUE;
   d.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix") || has_extension(exts, "VK_NV_cooperative_matrix");
@@ -153,7 +154,7 @@ std::string DeviceInfo::describe() const {
   for (const MemoryHeap& h : heaps) heap_text += strcat(heap_text.empty() ? "" : " + ", gib(h.bytes), h.device_local ? " device-local" : " host");
   return strcat(name, " (", type, ", Vulkan ", version_string(api_version), ", driver ", driver, ", subgroup ", subgroup_size,
                 subgroup_arithmetic ? " with arithmetic" : " without arithmetic", ", 16-bit storage ", yes(storage_16bit), ", 8-bit storage ", yes(storage_8bit),
-                ", float16 ", yes(float16), ", integer dot product ", yes(integer_dot_product), ", cooperative matrix ",
+                ", float16 ", yes(float16), ", float64 ", yes(float64), ", integer dot product ", yes(integer_dot_product), ", cooperative matrix ",
                 yes(cooperative_matrix), coopmat_shapes.empty() ? "" : strcat(" (NV f16: ", coopmat_shapes, ")"), ", max storage buffer ", gib(max_storage_buffer_range), ", heaps ", heap_text, ")");
 }
 
@@ -240,6 +241,7 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
   // kernels index with CUDA's u64 and store f16 bits as u16).
   VkPhysicalDeviceFeatures core{};
   core.shaderInt64 = info_.int64 ? VK_TRUE : VK_FALSE;
+  core.shaderFloat64 = info_.float64 ? VK_TRUE : VK_FALSE;  // decy's kernels with double (temperature_draw)
   ci.pEnabledFeatures = &core;
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   if (info_.storage_16bit) {

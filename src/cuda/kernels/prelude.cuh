@@ -223,10 +223,12 @@ __device__ __forceinline__ void quantize_block_q8_k(float v, i8* __restrict__ q,
   __syncthreads();
   if ((t & 31) == 0) s_mag[t >> 5] = m, s_idx[t >> 5] = idx, s_val[t >> 5] = chosen;
   __syncthreads();
-  if (t < 32) {
-    m = t < 8 ? s_mag[t] : -1.0f;
-    idx = t < 8 ? s_idx[t] : 1 << 30;
-    int who = t;
+  {  // every warp reduces the eight warps' winners (only warp 0's result is kept): uniform control flow,
+     // which decy's --warp32 needs (Note [Emulated warps], decy/glsl_support.cpp); 2 shuffles more per warp
+    const int lane = t & 31;
+    m = lane < 8 ? s_mag[lane] : -1.0f;
+    idx = lane < 8 ? s_idx[lane] : 1 << 30;
+    int who = lane;
 #pragma unroll
     for (int o = 4; o > 0; o >>= 1) {
       const float om = __shfl_xor_sync(0xffffffffu, m, o);
@@ -238,9 +240,10 @@ __device__ __forceinline__ void quantize_block_q8_k(float v, i8* __restrict__ q,
   __syncthreads();
   const float a = s_a;
   int qi = 0;
-  if (a != 0.0f) qi = min(127, __float2int_rn((-127.0f / a) * v));
+  // __fdiv_rn: what / is under NVRTC's --prec-div=true; decy then keeps it correctly rounded on Vulkan
+  if (a != 0.0f) qi = min(127, __float2int_rn(__fdiv_rn(-127.0f, a) * v));
   q[b * 256 + t] = static_cast<i8>(qi);
   const int s = segment_sum(qi, 16);
   if ((t & 15) == 0) bsums[b * 16 + t / 16] = static_cast<i16>(s);
-  if (t == 0) d[b] = a != 0.0f ? 1.0f / (-127.0f / a) : 0.0f;
+  if (t == 0) d[b] = a != 0.0f ? __fdiv_rn(1.0f, __fdiv_rn(-127.0f, a)) : 0.0f;
 }
