@@ -474,8 +474,10 @@ __device__ __forceinline__ void quantize_q8_block(const u16* __restrict__ src, i
   float amax = fabsf(x);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  const u16 dh = f32_to_f16_bits(amax / 127.0f);
-  const float d = f16_to_f32(dh), id = d != 0.0f ? 1.0f / d : 0.0f;
+  // __fdiv_rn: / under NVRTC's --prec-div=true; decy keeps it correctly rounded where a Vulkan driver's
+  // division is not (NVIDIA's: 1 block of 521 x 4 differed with /)
+  const u16 dh = f32_to_f16_bits(__fdiv_rn(amax, 127.0f));
+  const float d = f16_to_f32(dh), id = d != 0.0f ? __fdiv_rn(1.0f, d) : 0.0f;
   const float r = fminf(fmaxf(x * id, -4194304.0f), 4194304.0f);
   if (!valid) return;
   q8[at + lane] = static_cast<i8>(max(-127, min(127, __float2int_rn(r))));
