@@ -130,6 +130,8 @@ Checked check(const Module& m, const std::string& name) {
       std::string why = "no __global__ kernel '" + name + "' in the file";
       for (const auto& s : m.skipped)
         if (s.name == name) why = "kernel '" + name + "': " + s.why.message, out.errors.push_back(diagnostic(s.why.loc.file, s.why.loc.line, why));
+      for (const auto& e : m.clang_errors)  // an instance libclang could not make (Note [Template kernels], parse.cpp)
+        if (e.loc.line == 0 && e.message.starts_with("kernel instance '")) out.errors.push_back(e);
       if (out.errors.empty()) out.errors.push_back(diagnostic(m.file, 0, why));
       return out;
     }

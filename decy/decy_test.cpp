@@ -468,13 +468,50 @@ TEST(DecyCheck, ErrorsInAnotherKernelDoNotBlockThisOne) {
   EXPECT_FALSE(translate(src, "bad").errors.empty());
 }
 
-TEST(DecyCheck, TemplateKernelsAreListedAsSkipped) {
+TEST(DecyCheck, TemplateKernelsWithoutAnInstanceAreListedAsSkipped) {
   const Module m = parse_source("snippet.cu", "template <int N> __global__ void t(float* y) { y[0] = N; }\n");
   ASSERT_EQ(m.skipped.size(), 1u);
   EXPECT_EQ(m.skipped[0].name, "t");
   const Checked c = check(m, "t");
   ASSERT_FALSE(c.errors.empty());
-  EXPECT_TRUE(contains(c.errors[0].message, "template"));
+  EXPECT_TRUE(contains(c.errors[0].message, "template kernel without an instance")) << c.errors[0].message;
+}
+
+// Note [Template kernels] (parse.cpp): the file's explicit instantiations and the instances asked for are
+// kernels named by instance_name(), their bodies with the arguments substituted (non-type and type
+// parameters); an instance that matches no template is an error naming it.
+TEST(DecyParse, TemplateKernelInstances) {
+  const char* src = R"(
+template <int N, bool Scale, typename T>
+__global__ void scale(T* __restrict__ y, const T* __restrict__ x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = Scale ? x[i] * static_cast<T>(N) : x[i];
+}
+template __global__ void scale<4, true, float>(float*, const float*, int);
+)";
+  EXPECT_EQ(instance_name("scale<4, true, float>"), "scale_4_true_float");
+  EXPECT_EQ(instance_name("k<-1>"), "k_m1");
+  ParseOptions o;
+  o.instances = {"scale<2, false, int>"};
+  const Module m = parse_source("snippet.cu", src, o);
+  EXPECT_TRUE(m.skipped.empty()) << "a template with instances is listed by them";
+  ASSERT_EQ(kernels(m).size(), 2u);
+  EXPECT_EQ(kernels(m)[0]->instance, "scale<4, true, float>");
+  const Glsl g = emit_glsl(check(m, "scale_4_true_float"), "snippet.cu");
+  ASSERT_TRUE(g.errors.empty()) << errors(g);
+  EXPECT_TRUE(contains(g.text, "kernel scale<4, true, float>;")) << g.text;
+  EXPECT_TRUE(contains(g.text, "buffer decy_buf_y { float y[]; }")) << g.text;
+  EXPECT_TRUE(contains(g.text, "y[i] = (true ? (x[i] * float(4)) : x[i]);")) << g.text;
+  expect_compiles(g, "template_float");
+  const Glsl gi = emit_glsl(check(m, "scale_2_false_int"), "snippet.cu");
+  ASSERT_TRUE(gi.errors.empty()) << errors(gi);
+  EXPECT_TRUE(contains(gi.text, "buffer decy_buf_y { int y[]; }")) << gi.text;
+  EXPECT_TRUE(contains(gi.text, "y[i] = (false ? (x[i] * 2) : x[i]);")) << gi.text;
+  ParseOptions bad;
+  bad.instances = {"scale<2, false>"};
+  const Checked c = check(parse_source("snippet.cu", src, bad), "scale_2_false");
+  ASSERT_FALSE(c.errors.empty());
+  EXPECT_TRUE(contains(c.errors.back().message, "kernel instance 'scale<2, false>': its template arguments match no template")) << c.errors.back().message;
 }
 
 // ---- WGSL (wgsl.cpp, Note [WGSL limits] in check_wgsl.cpp) ----

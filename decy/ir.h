@@ -107,7 +107,8 @@ struct Param {
 
 struct Function {
   std::string name;
-  bool kernel = false;  // __global__
+  std::string instance;  // a template kernel's instance as written ("k<64, true>"); name is then its identifier (k_64_true)
+  bool kernel = false;   // __global__
   Type ret;
   std::vector<Param> params;
   Stmt body;

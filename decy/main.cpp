@@ -31,7 +31,7 @@ int usage(const std::string& why) {
 int list(const decy::Module& m, const std::string& target, bool subgroups) {
   for (const auto& e : m.clang_errors) std::cerr << e.str() << "\n";
   for (const decy::Function* k : decy::kernels(m)) {
-    std::cout << k->name << "(";
+    std::cout << (k->instance.empty() ? k->name : k->instance + " [" + k->name + "]") << "(";
     for (std::size_t i = 0; i < k->params.size(); ++i) std::cout << (i ? ", " : "") << k->params[i].type.c_name << " " << k->params[i].name;
     const decy::Checked c = decy::check(m, k->name);
     const auto errors = target == "wgsl" ? decy::emit_wgsl(c, m.file, {subgroups}).errors : decy::emit_glsl(c, m.file).errors;
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     };
     try {
       if (a == "--target") target = value("--target");
-      else if (a == "--kernel") kernel = value("--kernel");
+      else if (a == "--kernel") kernel = value("--kernel");  // a name, or a template kernel's instance "k<64, true>"
       else if (a == "-o") out = value("-o");
       else if (a == "--subgroups") subgroups = true;
       else if (a == "--warp32") glsl.warp32 = true;
@@ -78,6 +78,10 @@ int main(int argc, char** argv) {
   if (!std::ifstream(file)) {
     std::cerr << file << ": error: cannot read the file\n";
     return 1;
+  }
+  if (kernel.find('<') != std::string::npos) {  // Note [Template kernels] (parse.cpp)
+    options.instances.push_back(kernel);
+    kernel = decy::instance_name(kernel);
   }
   const decy::Module m = decy::parse_file(file, options);
   if (cmd == "list") return list(m, target, subgroups);

@@ -7,10 +7,14 @@
 #include <clang-c/Index.h>
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <map>
+#include <fstream>
 #include <optional>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include "builtins.h"
@@ -67,9 +71,19 @@ const std::set<std::string> kOutParams = {"sincosf", "__sincosf", "frexpf"};
 const std::set<std::string> kAtomics = {"atomicAdd", "atomicMax", "atomicMin", "atomicOr", "atomicAnd", "atomicXor", "atomicExch", "atomicCAS"};
 const std::set<std::string> kPrefixOps = {"-", "+", "!", "~", "++", "--", "*", "&"};
 
+// Note [Template kernels]: libclang shows a kernel template but not its explicit instantiations, and an
+// instance's body only where something uses it. So the file is parsed with one line per instance appended
+// (`static auto* const __decy_instance_<i> = &k<64, true>;`, after the last line: the file's own lines keep
+// their numbers): the file's explicit instantiations (`template __global__ void k<64, true>(...);`, found
+// by a pattern over the text) and those --kernel names. The address refers to the specialization, whose
+// body libclang then has with the template arguments substituted (non-type and type parameters alike): a
+// kernel named by instance_name() ("k_64_true"), `instance` keeping the text. A kernel template without
+// any instance is listed as skipped.
+constexpr const char* kInstanceVar = "__decy_instance_";
+
 class Parser {
  public:
-  Parser(Module& m, CXTranslationUnit tu) : m_(m), tu_(tu) {}
+  Parser(Module& m, CXTranslationUnit tu, std::vector<std::string> instances) : m_(m), tu_(tu), instances_asked_(std::move(instances)) {}
 
   void top(CXCursor c) {
     for (CXCursor k : children(c)) {
@@ -80,13 +94,23 @@ class Parser {
         top(k);
       } else if (kind == CXCursor_FunctionDecl && clang_isCursorDefinition(k)) {
         function(k);
+      } else if (kind == CXCursor_VarDecl && str(clang_getCursorSpelling(k)).starts_with(kInstanceVar)) {
+        kernel_instance(k);
       } else if (kind == CXCursor_FunctionTemplate && clang_isCursorDefinition(k) && has_attr(k, CXCursor_CUDAGlobalAttr)) {
         Skipped s;
         s.name = str(clang_getCursorSpelling(k));
-        s.why = diagnostic(loc(k).file, loc(k).line, "template kernel (templates are not in this slice of decy: instantiate by hand)");
+        s.why = diagnostic(loc(k).file, loc(k).line,
+                           "template kernel without an instance (instantiate it explicitly in the file, or name one: --kernel '" + s.name + "<...>')");
         m_.skipped.push_back(std::move(s));
       }
     }
+  }
+
+  // A template with an instance is listed by its instances (Note [Template kernels]).
+  void drop_instantiated_templates() {
+    std::erase_if(m_.skipped, [&](const Skipped& s) {
+      return std::any_of(m_.functions.begin(), m_.functions.end(), [&](const Function& f) { return f.kernel && f.instance.starts_with(s.name + "<"); });
+    });
   }
 
  private:
@@ -702,6 +726,26 @@ class Parser {
     return s;
   }
 
+  // `static auto* const __decy_instance_<i> = &k<...>;`: the specialization it refers to, as a kernel.
+  void kernel_instance(CXCursor var) {
+    const std::size_t i = std::stoul(str(clang_getCursorSpelling(var)).substr(std::string(kInstanceVar).size()));
+    CXCursor target = clang_getNullCursor();
+    std::function<void(CXCursor)> find = [&](CXCursor k) {
+      if (clang_getCursorKind(k) == CXCursor_DeclRefExpr) target = clang_getCursorReferenced(k);
+      for (CXCursor kid : children(k)) find(kid);
+    };
+    find(var);
+    const std::string written = i < instances_asked_.size() ? instances_asked_[i] : "";
+    if (clang_Cursor_isNull(target) || clang_getCursorKind(target) != CXCursor_FunctionDecl || !has_attr(target, CXCursor_CUDAGlobalAttr))
+      return;  // not a kernel's instance: libclang's error names it (parse())
+    Function f;
+    f.name = instance_name(written), f.instance = written, f.kernel = true;
+    f.ret = type_of(clang_getResultType(clang_getCursorType(target)));
+    std::vector<CXCursor> params;
+    for (int a = 0; a < clang_Cursor_getNumArguments(target); ++a) params.push_back(clang_Cursor_getArgument(target, static_cast<unsigned>(a)));
+    body(target, f, params, {});
+  }
+
   void function(CXCursor c) {
     const bool kernel = has_attr(c, CXCursor_CUDAGlobalAttr);
     if (!kernel && !has_attr(c, CXCursor_CUDADeviceAttr)) return;  // host code
@@ -901,19 +945,46 @@ class Parser {
   std::map<std::string, std::shared_ptr<const Record>> records_;  // by name (null: not a struct of scalars)
   std::map<const void*, Closure> closures_;                        // by lambda class (its declaration)
   std::map<const void*, std::string> instances_;                   // template instance -> its helper
+  std::vector<std::string> instances_asked_;                        // the appended instance lines' kernels, in order
   std::map<std::string, std::vector<Expr>> closure_vars_;          // in the function parsed: closure -> captured values
   inline static const std::string kArrayInit = "__decy_array";    // an array's initializer list (Call, args: the elements)
   inline static const std::string kClosurePack = "decy closure ";  // a closure as a value (Call, args: its captured values)
 };
 
-Module parse(const std::string& name, const std::string* text, const ParseOptions& options) {
+// The file's explicit instantiations of kernel templates, as written ("k<64, true>"): Note [Template kernels].
+std::vector<std::string> explicit_instances(const std::string& text) {
+  static const std::regex pattern(R"(\btemplate\s+(?:__global__\s+)?void\s+([A-Za-z_]\w*\s*<[^;{}()]*>)\s*\()");
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), pattern); it != std::sregex_iterator(); ++it) out.push_back((*it)[1].str());
+  return out;
+}
+
+Module parse(const std::string& name, const std::string* given, const ParseOptions& options) {
   Module m;
   m.file = name;
   const auto flags = parse_flags(options);
   std::vector<const char*> argv;
   for (const auto& f : flags) argv.push_back(f.c_str());
+  std::string text;
+  if (given != nullptr) {
+    text = *given;
+  } else {
+    std::ifstream in(name, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  // Note [Template kernels]: one line per instance after the file's last line.
+  std::vector<std::string> instances;
+  for (const auto& w : explicit_instances(text))
+    if (std::none_of(instances.begin(), instances.end(), [&](const std::string& x) { return instance_name(x) == instance_name(w); })) instances.push_back(w);
+  for (const auto& w : options.instances)
+    if (std::none_of(instances.begin(), instances.end(), [&](const std::string& x) { return instance_name(x) == instance_name(w); })) instances.push_back(w);
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  const unsigned file_lines = static_cast<unsigned>(std::count(text.begin(), text.end(), '\n'));
+  for (std::size_t i = 0; i < instances.size(); ++i) text += "static auto* const " + std::string(kInstanceVar) + std::to_string(i) + " = &" + instances[i] + ";\n";
   std::vector<CXUnsavedFile> unsaved = {{kBuiltinsPath, kBuiltinsHeader, static_cast<unsigned long>(std::char_traits<char>::length(kBuiltinsHeader))}};
-  if (text != nullptr) unsaved.push_back({name.c_str(), text->data(), static_cast<unsigned long>(text->size())});
+  unsaved.push_back({name.c_str(), text.data(), static_cast<unsigned long>(text.size())});
   CXIndex index = clang_createIndex(0, 0);
   CXTranslationUnit tu = nullptr;
   const CXErrorCode rc = clang_parseTranslationUnit2(index, name.c_str(), argv.data(), static_cast<int>(argv.size()), unsaved.data(),
@@ -929,11 +1000,21 @@ Module parse(const std::string& name, const std::string* text, const ParseOption
       CXFile f = nullptr;
       unsigned line = 0;
       clang_getExpansionLocation(clang_getDiagnosticLocation(d), &f, &line, nullptr, nullptr);
-      m.clang_errors.push_back(diagnostic(f != nullptr ? str(clang_getFileName(f)) : name, line, str(clang_getDiagnosticSpelling(d))));
+      const std::string file = f != nullptr ? str(clang_getFileName(f)) : name;
+      if (file == name && line > file_lines && line - file_lines <= instances.size())  // an appended instance line
+      {
+        std::string why = str(clang_getDiagnosticSpelling(d));
+        if (why.find("overloaded function type") != std::string::npos) why = "its template arguments match no template of that name";
+        m.clang_errors.push_back(diagnostic(name, 0, "kernel instance '" + instances[line - file_lines - 1] + "': " + why));
+      }
+      else
+        m.clang_errors.push_back(diagnostic(file, line, str(clang_getDiagnosticSpelling(d))));
     }
     clang_disposeDiagnostic(d);
   }
-  Parser(m, tu).top(clang_getTranslationUnitCursor(tu));
+  Parser parser(m, tu, instances);
+  parser.top(clang_getTranslationUnitCursor(tu));
+  parser.drop_instantiated_templates();
   clang_disposeTranslationUnit(tu);
   clang_disposeIndex(index);
   return m;
@@ -946,6 +1027,17 @@ std::vector<std::string> parse_flags(const ParseOptions& options) {
                                 "-std=c++17", "-Wno-unknown-cuda-version", "-include", kBuiltinsPath};
   for (const auto& d : options.defines) f.push_back("-D" + d);
   return f;
+}
+
+std::string instance_name(const std::string& written) {
+  std::string out;
+  for (char ch : written) {
+    if (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_') out += ch;
+    else if (ch == '-') out += 'm';
+    else if (ch == '<' || ch == ',' || ch == ':' || ch == '.') out += out.empty() || out.back() == '_' ? "" : "_";
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
 }
 
 Module parse_file(const std::string& path, const ParseOptions& options) { return parse(path, nullptr, options); }

@@ -9,8 +9,13 @@
 namespace decy {
 
 struct ParseOptions {
-  std::vector<std::string> defines;  // "NAME=VALUE" or "NAME" (-D)
+  std::vector<std::string> defines;    // "NAME=VALUE" or "NAME" (-D)
+  std::vector<std::string> instances;  // template kernel instances asked for ("k<64, true>"), beside the file's own
+                                       // explicit instantiations (Note [Template kernels], parse.cpp)
 };
+
+// A template kernel instance's identifier: "k<64, true>" -> "k_64_true" (what --kernel and check() match).
+std::string instance_name(const std::string& written);
 
 // The file at `path` (read by libclang).
 Module parse_file(const std::string& path, const ParseOptions& options = {});
