@@ -13,12 +13,13 @@
 namespace decy {
 namespace {
 
+const std::set<std::string> kAtomicNames = {"atomicAdd", "atomicMax", "atomicMin", "atomicOr", "atomicAnd", "atomicXor", "atomicExch", "atomicCAS"};
 const std::set<std::string> kBuiltins = {
     "__syncthreads", "__syncthreads_or", "__shfl_xor_sync", "__shfl_down_sync", "__shfl_sync", "expf", "__expf", "logf", "__logf", "sqrtf", "rsqrtf", "fmaxf", "fminf",
     "fabsf", "tanhf", "sinf", "cosf", "powf", "floorf", "ceilf", "fmaf", "__fdividef", "min", "max", "__float_as_int",
     "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16", "__fadd_rn", "__fsub_rn",
     "__fmul_rn", "__fdiv_rn", "__sinf", "__cosf", "exp2f", "rintf", "ldexpf", "__float2int_rn", "sincosf", "__sincosf", "frexpf",
-    "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs", "signbit", "isnan", "atomicMax", "atomicAdd", "__decy_array", "__dp4a", "erfcf", "__byte_perm",
+    "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs", "signbit", "isnan", "atomicMax", "atomicAdd", "atomicMin", "atomicOr", "atomicAnd", "atomicXor", "atomicExch", "atomicCAS", "__decy_array", "__dp4a", "erfcf", "__byte_perm",
     "__dadd_rn", "__dsub_rn", "__dmul_rn", "exp", "log", "pow", "sin", "cos", "isfinite"};
 
 bool inside(const Loc& l, const Function& f) { return l.line >= f.loc.line && l.line <= f.end_line && l.file == f.loc.file; }
@@ -89,9 +90,14 @@ class Checker {
       if (e.args.size() > 3 && (e.args[3].kind != Expr::Kind::IntLit || e.args[3].ival != 32))
         error(e.loc, e.name + " with a width other than 32 (segmented shuffles are not in the subset)");
     }
-    if (e.kind == Expr::Kind::Call && (e.name == "atomicMax" || e.name == "atomicAdd") &&
-        (e.args.size() != 2 || e.args[0].kind != Expr::Kind::Index || (e.args[0].type.scalar != Scalar::I32 && e.args[0].type.scalar != Scalar::U32)))
-      error(e.loc, e.name + " on '" + e.args.at(0).type.c_name + "' (only 32-bit integer atomics are in the subset: float ones need GL_EXT_shader_atomic_float)");
+    if (e.kind == Expr::Kind::Call && kAtomicNames.contains(e.name)) {
+      const Expr& at = e.args.at(0);  // an element (p[i], *p) or a __shared__ variable
+      const bool place = at.kind == Expr::Kind::Index || (at.kind == Expr::Kind::Var && shared_.contains(at.name));
+      if (e.args.size() != (e.name == "atomicCAS" ? 3u : 2u) || !place || (at.type.scalar != Scalar::I32 && at.type.scalar != Scalar::U32) ||
+          at.type.lanes != 0)
+        error(e.loc, e.name + " on '" + at.type.c_name + "'" + (place ? "" : " that is neither a buffer element nor a __shared__ variable") +
+                         " (only 32-bit integer atomics are in the subset: float ones need GL_EXT_shader_atomic_float)");
+    }
     if (e.kind == Expr::Kind::Binary && e.op == "=" && e.args[0].type.pointer) error(e.loc, "pointer assignment (only p += n and p -= n are in the subset)");
     type(e.type, e.loc, "an expression");
     for (const auto& a : e.args) expr(a);
@@ -99,6 +105,7 @@ class Checker {
 
   void stmt(const Stmt& s) {
     for (const auto& d : s.decls) {
+      if (d.shared) shared_.insert(d.name);
       type(d.type, d.loc, "variable '" + d.name + "'");
       if (d.type.pointer && !d.has_init) error(d.loc, "pointer variable '" + d.name + "' without an initializer");
       if (d.has_init) expr(d.init);
@@ -109,6 +116,7 @@ class Checker {
 
   const Module& m_;
   Checked& out_;
+  std::set<std::string> shared_;  // the __shared__ variables met so far (atomics may target them)
 };
 
 }  // namespace

@@ -447,8 +447,13 @@ class Emitter {
     if (e.name == "signbit") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") >> 31u) != 0u)";
     // isnan from the bits: a driver may compile GLSL's isnan() under no-NaN assumptions.
     if (e.name == "isnan") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") & 0x7fffffffu) > 0x7f800000u)";
-    if (e.name == "atomicMax" || e.name == "atomicAdd")  // the element itself (parse.cpp passes *p): a buffer or shared variable
-      return e.name + "(" + bare(ex(e.args.at(0))) + ", " + bare(ex(e.args.at(1))) + ")";
+    if (e.name == "atomicMax" || e.name == "atomicAdd" || e.name == "atomicMin" || e.name == "atomicOr" || e.name == "atomicAnd" ||
+        e.name == "atomicXor" || e.name == "atomicExch" || e.name == "atomicCAS") {  // the element itself (parse.cpp passes *p): a buffer or shared variable
+      const std::string f = e.name == "atomicExch" ? "atomicExchange" : e.name == "atomicCAS" ? "atomicCompSwap" : e.name;  // CUDA's argument order
+      std::string s = f + "(" + bare(ex(e.args.at(0)));
+      for (std::size_t i = 1; i < e.args.size(); ++i) s += ", " + bare(ex(e.args[i]));
+      return s + ")";
+    }
     if (e.name == "__fdividef") return "(" + ex(e.args.at(0)) + " / " + ex(e.args.at(1)) + ")";
     if (auto r = kRounded.find(e.name); r != kRounded.end()) {
       rounded_.insert(e.name);

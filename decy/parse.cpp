@@ -399,6 +399,11 @@ class Parser {
         }
       }
       if (i == 0 && kAtomics.contains(e.name) && clang_getCursorType(a).kind == CXType_Pointer) {  // atomicMax(p, v): *p, an lvalue
+        const CXCursor u = strip(a);
+        if (clang_getCursorKind(u) == CXCursor_UnaryOperator && !tokens(u).empty() && tokens(u).front() == "&") {  // &x[i], &shared_var: that lvalue
+          e.args.push_back(expr(operands(u).at(0)));
+          continue;
+        }
         Expr p = expr(a), zero;
         zero.kind = Expr::Kind::IntLit, zero.type.scalar = Scalar::I32, zero.loc = p.loc;
         Expr at;
