@@ -20,7 +20,7 @@ const std::set<std::string> kBuiltins = {
     "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16", "__fadd_rn", "__fsub_rn",
     "__fmul_rn", "__fdiv_rn", "__sinf", "__cosf", "exp2f", "rintf", "ldexpf", "__float2int_rn", "sincosf", "__sincosf", "frexpf",
     "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs", "signbit", "isnan", "atomicMax", "atomicAdd", "atomicMin", "atomicOr", "atomicAnd", "atomicXor", "atomicExch", "atomicCAS", "__decy_array", "__dp4a", "erfcf", "__byte_perm",
-    "__dadd_rn", "__dsub_rn", "__dmul_rn", "exp", "log", "pow", "sin", "cos", "isfinite"};
+    "__ballot_sync", "__dadd_rn", "__dsub_rn", "__dmul_rn", "exp", "log", "pow", "sin", "cos", "isfinite"};
 
 bool inside(const Loc& l, const Function& f) { return l.line >= f.loc.line && l.line <= f.end_line && l.file == f.loc.file; }
 
@@ -83,7 +83,7 @@ class Checker {
   }
 
   void expr(const Expr& e) {
-    if (e.kind == Expr::Kind::Call && (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync" || e.name == "__shfl_sync")) {
+    if (e.kind == Expr::Kind::Call && (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync" || e.name == "__shfl_sync" || e.name == "__ballot_sync")) {
       const Expr& mask = e.args.at(0);
       if (mask.kind != Expr::Kind::IntLit || (mask.ival & 0xffffffffu) != 0xffffffffu)
         error(e.loc, e.name + " with a mask other than 0xffffffff (partial-warp shuffles are not in the subset)");

@@ -1,5 +1,6 @@
 // decy's 32-bit integer atomics on a Vulkan device (testdata/atomics.cu): every result that does not depend
-// on the order the threads ran in, against the CPU, under contracts/gpu/decy.yaml.
+// on the order the threads ran in, against the CPU; and __ballot_sync (testdata/ballot.cu) with --warp32
+// and, on subgroups of 32, as subgroupBallot. Under contracts/gpu/decy.yaml.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -54,6 +55,42 @@ TEST(DecyVulkanGpu, IntegerAtomicsMatchTheCpu) {
     EXPECT_EQ(bits[2], xr) << n;
     trueno::test::expect_gpu_contract("decy", "atomics", gpu, cpu, "n = " + std::to_string(n));
   }
+}
+
+void check_ballot(const std::string& spv) {
+  static const std::uint32_t spec[1] = {256};
+  const Pipeline& p = context().pipeline_from_spirv(spv, spirv(spv), 2, 4, spec);
+  for (const int n : {1, 100, 1000}) {  // 100, 1000: a last warp and block only partly inside n
+    const auto x = trueno::test::random_normal(static_cast<std::size_t>(n), rng(), 1.0f);
+    const int warps = (n + 31) / 32;
+    Buffer bx = upload(x), bm(context(), static_cast<std::size_t>(warps) * 4);
+    Recorder rec(context());
+    rec.dispatch(p, {&bx, &bm}, n, static_cast<std::uint32_t>((n + 255) / 256));
+    rec.submit();
+    std::vector<std::uint32_t> got(warps);
+    bm.download(got.data(), got.size() * 4);
+    std::vector<float> gpu, cpu;
+    for (int w = 0; w < warps; ++w) {
+      std::uint32_t want = 0;
+      for (int l = 0; l < 32 && w * 32 + l < n; ++l) want |= (x[w * 32 + l] > 0.0f ? 1u : 0u) << l;
+      EXPECT_EQ(got[w], want) << spv << ", warp " << w << " of n = " << n;
+      gpu.push_back(static_cast<float>(got[w] >> 16)), gpu.push_back(static_cast<float>(got[w] & 0xffffu));
+      cpu.push_back(static_cast<float>(want >> 16)), cpu.push_back(static_cast<float>(want & 0xffffu));
+    }
+    trueno::test::expect_gpu_contract("decy", "ballot", gpu, cpu, spv + ", n = " + std::to_string(n));
+  }
+}
+
+TEST(DecyVulkanGpu, BallotMatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  check_ballot("ballot_warp32");
+}
+
+TEST(DecyVulkanGpu, BallotOnSubgroupsOf32MatchesTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  const auto& info = context().info();
+  if (info.subgroup_size != 32) GTEST_SKIP() << "skipped: the device's subgroups have " << info.subgroup_size << " lanes, CUDA's warps 32 (BallotMatchesTheCpu runs the --warp32 build)";
+  check_ballot("ballot");
 }
 
 #else

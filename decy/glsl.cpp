@@ -116,7 +116,7 @@ class Emitter {
       h << "\n";
     }
     if (out_.push.empty()) h << "//   none\n";
-    if (!warp32_.empty())
+    if (!warp32_.empty() || ballot32_)
       h << "// Warps: emulated (decy --warp32, Note [Emulated warps]): warpSize is 32, each warp shuffle an exchange through\n"
         << "//   shared memory between barriers. Valid only when every thread of the workgroup reaches every shuffle (decy does\n"
         << "//   not check this); blockDim.x a multiple of 32, at most 1024.\n";
@@ -140,6 +140,7 @@ class Emitter {
     if (subgroup_) g << "#extension GL_KHR_shader_subgroup_basic : require\n";
     if (shuffle_) g << "#extension GL_KHR_shader_subgroup_shuffle : require\n";
     if (shuffle_down_) g << "#extension GL_KHR_shader_subgroup_shuffle_relative : require\n";
+    if (ballot_) g << "#extension GL_KHR_shader_subgroup_ballot : require\n";
     g << "\nlayout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;\n\n";
     for (const auto& [name, r] : records_) {  // Note [Structs of scalars]
       g << "struct " << rename(name) << " {";
@@ -172,7 +173,7 @@ class Emitter {
     SupportNeeds needs;
     needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
     needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_, needs.warp32 = warp32_;
-    needs.dp4a = dp4a_, needs.erfc = erfc_, needs.byte_perm = byte_perm_, needs.double_math = double_math_;
+    needs.dp4a = dp4a_, needs.erfc = erfc_, needs.byte_perm = byte_perm_, needs.double_math = double_math_, needs.ballot32 = ballot32_;
     g << support_functions(needs);
     g << "\n";
     return g.str();
@@ -399,6 +400,14 @@ class Emitter {
                as_uint(e.args.at(2)) + "))";
       }
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
+    }
+    if (e.name == "__ballot_sync") {  // bit i: lane i's predicate, within the warp of 32
+      if (options_.warp32) {
+        ballot32_ = true;
+        return "decy_ballot32(" + bare(ex(e.args.at(1))) + " != 0)";
+      }
+      subgroup_ = ballot_ = true;
+      return "subgroupBallot(" + bare(ex(e.args.at(1))) + " != 0).x";
     }
     if (e.name == "__syncthreads_or") {  // CUDA's barrier (as __syncthreads) and an OR of the block's predicates
       sync_or_ = true;
@@ -854,7 +863,8 @@ class Emitter {
   std::vector<std::string> helper_texts_;      // in completion order: callees first
   int level_ = 0;
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
-  bool float64_ = false, double_math_ = false;  // double used; C's double math used (Note [Double math])
+  bool float64_ = false, double_math_ = false;
+  bool ballot_ = false, ballot32_ = false;  // __ballot_sync as subgroupBallot / emulated (Note [Emulated warps])  // double used; C's double math used (Note [Double math])
   std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type
   std::map<std::string, std::set<std::string>> aliases_;     // buffer -> element types it is also read as
   std::map<std::string, std::shared_ptr<const Record>> records_;  // structs declared (Note [Structs of scalars])

@@ -291,6 +291,12 @@ std::string support_functions(const SupportNeeds& n) {
         << "      t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277))))))));\n"
         << "  const float r = t * exp(p);\n  return x >= 0.0 ? r : 2.0 - r;\n}\n";
   for (const std::string& t : n.warp32) out << warp32_functions(t);
+  if (n.ballot32)  // Note [Emulated warps]: each warp's word, reset, OR-ed into and read between barriers
+    out << "\nshared uint decy_ballot_words[32];  // one per warp of CUDA's largest block\n\n"
+        << "uint decy_ballot32(bool p) {\n  const uint w = gl_LocalInvocationIndex >> 5u;\n  barrier();\n"
+        << "  if ((gl_LocalInvocationIndex & 31u) == 0u) decy_ballot_words[w] = 0u;\n  memoryBarrierShared();\n  barrier();\n"
+        << "  if (p) atomicOr(decy_ballot_words[w], 1u << (gl_LocalInvocationIndex & 31u));\n  memoryBarrierShared();\n  barrier();\n"
+        << "  return decy_ballot_words[w];\n}\n";
   return out.str();
 }
 
