@@ -107,7 +107,7 @@ class Checker {
     for (const auto& d : s.decls) {
       if (d.shared) shared_.insert(d.name);
       type(d.type, d.loc, "variable '" + d.name + "'");
-      if (d.type.pointer && !d.has_init) error(d.loc, "pointer variable '" + d.name + "' without an initializer");
+      if (d.type.pointer && !d.has_init && !d.dynamic) error(d.loc, "pointer variable '" + d.name + "' without an initializer");
       if (d.has_init) expr(d.init);
     }
     for (const auto& e : s.exprs) expr(e);

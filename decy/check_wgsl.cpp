@@ -125,6 +125,7 @@ class WgslChecker {
 
   void stmt(const Stmt& s) {
     for (const auto& d : s.decls) {
+      if (d.dynamic) error(d.loc, "extern __shared__ '" + d.name + "' (decy's WGSL has no dynamic shared memory: Note [Dynamic shared memory] is GLSL's)");
       type(d.type, d.loc, "variable '" + d.name + "'");
       if (d.has_init) expr(d.init, false);
     }

@@ -126,6 +126,9 @@ class Emitter {
     }
     if (int64_) h << "// 64-bit integers: needs the shaderInt64 device feature.\n";
     if (float64_) h << "// double: needs the shaderFloat64 device feature (Note [Double math]).\n";
+    if (!dynamic_names_.empty())
+      h << "// Dynamic shared memory (extern __shared__, Note [Dynamic shared memory]): specialization constant 1 = CUDA's\n"
+        << "//   dynamic shared memory size in bytes (the launch's third argument; rounded up to 4-byte words).\n";
     if (storage16_) h << "// 16-bit buffer elements: needs the storageBuffer16BitAccess device feature.\n";
     if (storage8_) h << "// 8-bit buffer elements: needs the storageBuffer8BitAccess device feature (Vulkan 1.2).\n";
     return h.str();
@@ -165,6 +168,9 @@ class Emitter {
       for (const auto& p : out_.push) g << " " << p.type << " " << p.name << ";";
       g << " } decy_pc;\n";
     }
+    if (!dynamic_names_.empty())  // Note [Dynamic shared memory]
+      g << "layout(constant_id = 1) const uint decy_dynamic_shared_bytes = 4u;\nshared uint " << kDynamic
+        << "[(decy_dynamic_shared_bytes + 3u) / 4u];\n";
     for (const auto& [s, name] : shared_) {
       g << "shared " << gtype(s.type) << " " << name;
       if (s.type.array) g << "[" << s.type.array << "]";
@@ -194,7 +200,12 @@ class Emitter {
   // (the prelude's block_sum and block_max both have `part`) is prefixed with its function's.
   void collect_shared(const Stmt& s, const std::string& fn) {
     for (const auto& d : s.decls)
-      if (d.shared) {
+      if (d.shared && d.dynamic) {  // Note [Dynamic shared memory]
+        dynamic_names_.insert(fn + "/" + d.name);
+        Type word;
+        word.scalar = Scalar::U32, word.c_name = "unsigned";
+        buffer_types_[kDynamic] = word;
+      } else if (d.shared) {
         if (d.has_init) error(d.loc, "__shared__ variable '" + d.name + "' with an initializer");
         std::string name = rename(d.name);
         for (const auto& o : shared_)
@@ -308,6 +319,10 @@ class Emitter {
 
   // The buffer a pointer variable (parameter or view) points into, and its element offset ("" when none).
   bool pointer_of(const Expr& e, std::string* buffer, std::string* offset) {
+    if (e.kind == Expr::Kind::Var && dynamic_names_.contains(fn_ + "/" + e.name)) {  // Note [Dynamic shared memory]
+      *buffer = kDynamic, *offset = "";
+      return true;
+    }
     if (e.kind == Expr::Kind::Var && e.type.array && shared_names_.contains(fn_ + "/" + e.name)) {
       *buffer = var_name(e.name), *offset = "";  // a __shared__ array (a GLSL global) passed to a helper
       return true;
@@ -458,6 +473,10 @@ class Emitter {
     if (e.name == "isnan") return "((floatBitsToUint(" + bare(ex(e.args.at(0))) + ") & 0x7fffffffu) > 0x7f800000u)";
     if (e.name == "atomicMax" || e.name == "atomicAdd" || e.name == "atomicMin" || e.name == "atomicOr" || e.name == "atomicAnd" ||
         e.name == "atomicXor" || e.name == "atomicExch" || e.name == "atomicCAS") {  // the element itself (parse.cpp passes *p): a buffer or shared variable
+      if (in_dynamic(e.args.at(0))) {
+        error(e.loc, e.name + " on dynamic shared memory (its words are uint: Note [Dynamic shared memory])");
+        return "0";
+      }
       const std::string f = e.name == "atomicExch" ? "atomicExchange" : e.name == "atomicCAS" ? "atomicCompSwap" : e.name;  // CUDA's argument order
       std::string s = f + "(" + bare(ex(e.args.at(0)));
       for (std::size_t i = 1; i < e.args.size(); ++i) s += ", " + bare(ex(e.args[i]));
@@ -524,10 +543,12 @@ class Emitter {
       case Expr::Kind::FloatLit: return e.type.scalar == Scalar::F64 ? double_literal(e) : float_literal(e.fval);
       case Expr::Kind::Unary:
         if (pointer_of(e.args[0], &buffer, &offset)) return pointer_step(e, offset, e.op + offset);
+        if ((e.op == "++" || e.op == "--") && in_dynamic(e.args[0])) return refuse_dynamic(e);
         if ((e.op == "++" || e.op == "--") && small(e.args[0].type.scalar)) return refuse16(e);
         return "(" + e.op + ex(e.args[0]) + ")";
       case Expr::Kind::Postfix:
         if (pointer_of(e.args[0], &buffer, &offset)) return pointer_step(e, offset, offset + e.op);
+        if (in_dynamic(e.args[0])) return refuse_dynamic(e);
         if (small(e.args[0].type.scalar)) return refuse16(e);
         return "(" + ex(e.args[0]) + e.op + ")";
       case Expr::Kind::Binary: return binary(e);
@@ -535,6 +556,7 @@ class Emitter {
       case Expr::Kind::Call: return call(e);
       case Expr::Kind::Index: {
         const std::string ref = element(e);
+        if (in_dynamic(e)) return from_word(e.type, ref);
         if (small(e.type.scalar) && e.args[0].type.pointer) return std::string(glsl_type(e.type.scalar)) + "(" + ref + ")";
         return ref;
       }
@@ -588,6 +610,10 @@ class Emitter {
       return "(" + choices_.at(base.name).first + " ? " + arms[0] + " : " + arms[1] + ")";
     }
     if (base.type.pointer && (pointer_of(base, &buffer, &offset) || pointer_arg(base, &buffer, &offset))) {
+      if (buffer == kDynamic) {  // Note [Dynamic shared memory]: the raw word; loads and stores convert
+        if (!word_type(e.type)) error(e.loc, "a '" + e.type.c_name + "' in dynamic shared memory (its views are of float, int or unsigned)");
+        return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
+      }
       if (small(e.type.scalar)) (byte(e.type.scalar) ? storage8_ : storage16_) = true;
       const auto bt = buffer_types_.find(buffer);
       if (bt == buffer_types_.end() || stype(bt->second) == stype(e.type))
@@ -604,6 +630,32 @@ class Emitter {
     }
     if (e.args[0].kind == Expr::Kind::Var && e.args[0].type.array) return var_name(e.args[0].name) + "[" + idx + "]";
     error(e.loc, "indexing something that is not a parameter's buffer, a view or an array");
+    return "0";
+  }
+
+  // Note [Dynamic shared memory]: CUDA's `extern __shared__ T name[]` arrays all start at one address, the
+  // block's dynamic shared memory, which kernels carve into arrays of several types (`int* idx =
+  // reinterpret_cast<int*>(smem + n)`). GLSL shared variables cannot alias, so it is one `shared uint
+  // decy_dyn[]` sized by specialization constant 1 (CUDA's dynamic shared bytes, rounded up to words), every
+  // view an offset into it in words, loads and stores converting (uintBitsToFloat, int(), floatBitsToUint):
+  // 32-bit elements only (float, int, unsigned; vectors, 8-, 16- and 64-bit views refused); `op=` is a load
+  // and a store, `++`/`--` and atomics on it are refused.
+  static bool word_type(const Type& t) {
+    return t.lanes == 0 && t.record == nullptr && (t.scalar == Scalar::F32 || t.scalar == Scalar::I32 || t.scalar == Scalar::U32);
+  }
+  bool in_dynamic(const Expr& e) {
+    if (e.kind != Expr::Kind::Index || !e.args[0].type.pointer) return false;
+    std::string buffer, offset;
+    return (pointer_of(e.args[0], &buffer, &offset) || pointer_arg(e.args[0], &buffer, &offset)) && buffer == kDynamic;
+  }
+  static std::string from_word(const Type& t, const std::string& w) {
+    return t.scalar == Scalar::F32 ? "uintBitsToFloat(" + bare(w) + ")" : t.scalar == Scalar::I32 ? "int(" + bare(w) + ")" : w;
+  }
+  static std::string to_word(const Type& t, const std::string& v) {
+    return t.scalar == Scalar::F32 ? "floatBitsToUint(" + bare(v) + ")" : "uint(" + bare(v) + ")";
+  }
+  std::string refuse_dynamic(const Expr& e) {
+    error(e.loc, "'" + e.op + "' on an element of dynamic shared memory (write x = x + 1: Note [Dynamic shared memory])");
     return "0";
   }
 
@@ -648,6 +700,16 @@ class Emitter {
         !forced_.contains(l.args[0].name)) {
       error(e.loc, "a store through '" + l.args[0].name + "' (chosen by ?:) inside an expression (Note [Views chosen by ?:])");
       return "0";
+    }
+    if ((compound || e.op == "=") && in_dynamic(l)) {  // Note [Dynamic shared memory]: stores convert to the word
+      const std::string ref = element(l);
+      if (e.op == "=") return "(" + ref + " = " + to_word(l.type, bare(ex(r))) + ")";
+      if (side_effects(l)) {
+        error(e.loc, "'" + e.op + "' on an element of dynamic shared memory whose index has side effects");
+        return "0";
+      }
+      const std::string op = e.op.substr(0, e.op.size() - 1);
+      return "(" + ref + " = " + to_word(l.type, from_word(l.type, ref) + " " + op + " " + glsl_type(l.type.scalar) + "(" + bare(ex(r)) + ")") + ")";
     }
     if (small(l.type.scalar) && compound) return refuse16(e);
     if (small(l.type.scalar) && e.op == "=" && l.kind == Expr::Kind::Index && l.args[0].type.pointer)
@@ -864,7 +926,9 @@ class Emitter {
   int level_ = 0;
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
   bool float64_ = false, double_math_ = false;
-  bool ballot_ = false, ballot32_ = false;  // __ballot_sync as subgroupBallot / emulated (Note [Emulated warps])  // double used; C's double math used (Note [Double math])
+  bool ballot_ = false, ballot32_ = false;
+  std::set<std::string> dynamic_names_;  // "function/name" of the extern __shared__ arrays (Note [Dynamic shared memory])
+  inline static const std::string kDynamic = "decy_dyn";  // __ballot_sync as subgroupBallot / emulated (Note [Emulated warps])  // double used; C's double math used (Note [Double math])
   std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type
   std::map<std::string, std::set<std::string>> aliases_;     // buffer -> element types it is also read as
   std::map<std::string, std::shared_ptr<const Record>> records_;  // structs declared (Note [Structs of scalars])

@@ -83,6 +83,7 @@ struct VarDecl {
   std::string name;
   Type type;
   bool shared = false;  // __shared__: hoisted to a GLSL `shared` global
+  bool dynamic = false; // extern __shared__ T name[]: type is T*, the dynamic shared memory (Note [Dynamic shared memory], glsl.cpp)
   bool closure = false; // a lambda held in a local (parse.cpp drops it: its calls take the captured values)
   bool has_init = false;
   Expr init;

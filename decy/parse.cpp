@@ -153,6 +153,12 @@ class Parser {
         in.c_name = r.c_name;
         return in;
       }
+      case CXType_IncompleteArray: {  // extern __shared__ T name[]: used as a T* (Note [Dynamic shared memory], glsl.cpp)
+        Type in = type_of(clang_getArrayElementType(ct));
+        if (in.pointer || in.array) in.scalar = Scalar::Unsupported;
+        in.pointer = true, in.c_name = r.c_name;
+        return in;
+      }
       case CXType_ConstantArray: {
         Type in = type_of(clang_getArrayElementType(ct));
         if (in.pointer || in.array) in.scalar = Scalar::Unsupported;
@@ -543,7 +549,18 @@ class Parser {
     VarDecl v;
     v.name = str(clang_getCursorSpelling(c)), v.type = type_of(clang_getCursorType(c)), v.loc = loc(c);
     v.shared = has_attr(c, CXCursor_CUDASharedAttr);
-    if (clang_Cursor_getStorageClass(c) == CX_SC_Extern) error(c, "extern __shared__ '" + v.name + "' (dynamic shared memory is not in this slice)");
+    if (clang_Cursor_getStorageClass(c) == CX_SC_Extern) {  // Note [Dynamic shared memory] (glsl.cpp)
+      const CXType t = clang_getCanonicalType(clang_getCursorType(c));
+      const Type& elem = v.type;  // T* (type_of)
+      const bool word = t.kind == CXType_IncompleteArray && elem.lanes == 0 && elem.record == nullptr &&
+                        (elem.scalar == Scalar::F32 || elem.scalar == Scalar::I32 || elem.scalar == Scalar::U32);
+      if (!v.shared || !word) {
+        error(c, "extern '" + v.name + "' of type '" + v.type.c_name + "' (only extern __shared__ arrays of float, int or unsigned: dynamic shared memory)");
+        return v;
+      }
+      v.dynamic = true;
+      return v;
+    }
     if (clang_Cursor_getStorageClass(c) == CX_SC_Static && !v.shared) error(c, "static local variable '" + v.name + "'");
     // An array's expression children are its size (libclang 14 has no clang_Cursor_getVarDeclInitializer);
     // a scalar's last one is its initializer.
@@ -834,6 +851,8 @@ class Parser {
 
   static bool is_local(CXCursor d) {
     const CXCursorKind dk = clang_getCursorKind(d), parent = clang_getCursorKind(clang_getCursorSemanticParent(d));
+    if (dk == CXCursor_VarDecl && clang_Cursor_getStorageClass(d) == CX_SC_Extern && has_attr(d, CXCursor_CUDASharedAttr))
+      return true;  // extern __shared__ in a function: its semantic parent is the file (Note [Dynamic shared memory], glsl.cpp)
     return dk == CXCursor_ParmDecl || (dk == CXCursor_VarDecl && (parent == CXCursor_FunctionDecl || parent == CXCursor_CXXMethod));
   }
 
