@@ -20,6 +20,10 @@ const std::set<std::string> kBuiltins = {
     "__float_as_uint", "__int_as_float", "__uint_as_float", "__decy_f16_to_f32", "__decy_f32_to_f16", "__fadd_rn", "__fsub_rn",
     "__fmul_rn", "__fdiv_rn", "__sinf", "__cosf", "exp2f", "rintf", "ldexpf", "__float2int_rn", "sincosf", "__sincosf", "frexpf",
     "make_float2", "make_float4", "make_int2", "make_int4", "make_uint2", "make_uint4", "__ldcs", "signbit", "isnan", "atomicMax", "atomicAdd", "atomicMin", "atomicOr", "atomicAnd", "atomicXor", "atomicExch", "atomicCAS", "__decy_array", "__dp4a", "erfcf", "__byte_perm",
+    "__half2float", "__float2half", "__float2half_rn", "__hadd", "__hsub", "__hmul", "__hdiv", "__hneg", "__heq", "__hne", "__hlt", "__hle",
+    "__hgt", "__hge", "operator+", "operator-", "operator*", "operator/", "operator==", "operator!=", "operator<", "operator<=", "operator>",
+    "operator>=", "__floats2half2_rn", "__float2half2_rn", "__half22float2", "__low2float", "__high2float", "__low2half", "__high2half",
+    "__halves2half2", "__hadd2", "__hsub2", "__hmul2", "__bfloat162float", "__float2bfloat16", "__float2bfloat16_rn",
     "__ballot_sync", "__dadd_rn", "__dsub_rn", "__dmul_rn", "exp", "log", "pow", "sin", "cos", "isfinite"};
 
 bool inside(const Loc& l, const Function& f) { return l.line >= f.loc.line && l.line <= f.end_line && l.file == f.loc.file; }

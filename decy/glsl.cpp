@@ -180,6 +180,7 @@ class Emitter {
     needs.rounded = rounded_, needs.sincos = sincos_, needs.workgroup_size = workgroup_fn_, needs.srem32 = srem32_, needs.srem64 = srem64_;
     needs.f32_to_f16 = f16_, needs.shuffle64 = shuffle64_, needs.sync_or = sync_or_, needs.shuffle_down = shuffle_down_, needs.warp32 = warp32_;
     needs.dp4a = dp4a_, needs.erfc = erfc_, needs.byte_perm = byte_perm_, needs.double_math = double_math_, needs.ballot32 = ballot32_;
+    needs.half2 = half2_, needs.bf16 = bf16_;
     g << support_functions(needs);
     g << "\n";
     return g.str();
@@ -398,6 +399,58 @@ class Emitter {
     return f < 0 || std::signbit(f) ? "(" + s + ")" : s;
   }
 
+  // Note [Half types]: __half / __nv_bfloat16 values are their 16 bits in a uint, __half2 its 32; arithmetic
+  // in f32 rounded once to f16 (exact for + - * /: Note [Half types] in glsl_support.cpp). "" when e is not one.
+  std::string half_call(const Expr& e) {
+    static const std::map<std::string, std::string> kOps = {
+        {"__hadd", "+"}, {"operator+", "+"}, {"__hsub", "-"}, {"operator-", "-"}, {"__hmul", "*"}, {"operator*", "*"},
+        {"__hdiv", "/"}, {"operator/", "/"}, {"__heq", "=="}, {"operator==", "=="}, {"__hne", "!="}, {"operator!=", "!="},
+        {"__hlt", "<"}, {"operator<", "<"}, {"__hle", "<="}, {"operator<=", "<="}, {"__hgt", ">"}, {"operator>", ">"},
+        {"__hge", ">="}, {"operator>=", ">="}};
+    static const std::set<std::string> kOthers = {"__half2float", "__float2half", "__float2half_rn", "__hneg", "__floats2half2_rn",
+                                                  "__float2half2_rn", "__hadd2", "__hsub2", "__hmul2", "__half22float2", "__low2float",
+                                                  "__high2float", "__low2half", "__high2half", "__halves2half2", "__bfloat162float",
+                                                  "__float2bfloat16", "__float2bfloat16_rn"};
+    const bool op_call = kOps.contains(e.name) && !e.args.empty() && e.args[0].type.half == Type::Half::F16;
+    if (!op_call && !kOthers.contains(e.name)) return "";
+    std::vector<std::string> a;
+    for (const auto& x : e.args) a.push_back(bare(ex(x)));
+    const auto f = [](const std::string& h) { return "unpackHalf2x16(uint(" + h + ")).x"; };
+    const auto h = [&](const std::string& v) {
+      f16_ = true;
+      return "decy_f32_to_f16(" + v + ")";
+    };
+    if (auto op = kOps.find(e.name); op != kOps.end() && a.size() == 2 && e.args[0].type.half == Type::Half::F16) {
+      if (op->second == "/") {
+        rounded_.insert("__fdiv_rn");  // Vulkan's f32 division is not correctly rounded
+        return h("decy_fdiv_rn(" + f(a[0]) + ", " + f(a[1]) + ")");
+      }
+      if (op->second == "+" || op->second == "-" || op->second == "*") return h(f(a[0]) + " " + op->second + " " + f(a[1]));
+      return "(" + f(a[0]) + " " + op->second + " " + f(a[1]) + ")";
+    }
+    if (e.name == "__half2float") return f(a.at(0));
+    if (e.name == "__float2half" || e.name == "__float2half_rn") return h(a.at(0));
+    if (e.name == "__hneg") return "(uint(" + a.at(0) + ") ^ 0x8000u)";  // the sign bit, as CUDA (NaN stays NaN)
+    if (e.name == "__floats2half2_rn" || e.name == "__float2half2_rn" || e.name == "__hadd2" || e.name == "__hsub2" || e.name == "__hmul2") {
+      f16_ = half2_ = true;
+      if (e.name == "__floats2half2_rn") return "decy_half2(" + a.at(0) + ", " + a.at(1) + ")";
+      if (e.name == "__float2half2_rn") return "decy_half2_both(" + a.at(0) + ")";
+      return "decy_" + e.name.substr(2) + "(" + a.at(0) + ", " + a.at(1) + ")";
+    }
+    if (e.name == "__half22float2") return "unpackHalf2x16(uint(" + a.at(0) + "))";
+    if (e.name == "__low2float") return "unpackHalf2x16(uint(" + a.at(0) + ")).x";
+    if (e.name == "__high2float") return "unpackHalf2x16(uint(" + a.at(0) + ")).y";
+    if (e.name == "__low2half") return "(uint(" + a.at(0) + ") & 0xffffu)";
+    if (e.name == "__high2half") return "(uint(" + a.at(0) + ") >> 16u)";
+    if (e.name == "__halves2half2") return "(uint(" + a.at(0) + ") | (uint(" + a.at(1) + ") << 16u))";
+    if (e.name == "__bfloat162float") return "uintBitsToFloat(uint(" + a.at(0) + ") << 16u)";
+    if (e.name == "__float2bfloat16" || e.name == "__float2bfloat16_rn") {
+      bf16_ = true;
+      return "decy_f32_to_bf16(" + a.at(0) + ")";
+    }
+    return "";
+  }
+
   std::string call(const Expr& e) {
     std::vector<std::string> a;
     if (options_.warp32 && (e.name == "__shfl_xor_sync" || e.name == "__shfl_down_sync" || e.name == "__shfl_sync")) {
@@ -416,6 +469,7 @@ class Emitter {
       }
       return std::string(x ? "subgroupShuffleXor(" : "decy_shfl_down(") + ex(e.args.at(1)) + ", " + as_uint(e.args.at(2)) + ")";
     }
+    if (std::string h = half_call(e); !h.empty()) return h;  // Note [Half types] (glsl_support.cpp)
     if (e.name == "__ballot_sync") {  // bit i: lane i's predicate, within the warp of 32
       if (options_.warp32) {
         ballot32_ = true;
@@ -927,6 +981,7 @@ class Emitter {
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
   bool float64_ = false, double_math_ = false;
   bool ballot_ = false, ballot32_ = false;
+  bool half2_ = false, bf16_ = false;  // __half2 arithmetic, f32 -> bf16 used (Note [Half types])
   std::set<std::string> dynamic_names_;  // "function/name" of the extern __shared__ arrays (Note [Dynamic shared memory])
   inline static const std::string kDynamic = "decy_dyn";  // __ballot_sync as subgroupBallot / emulated (Note [Emulated warps])  // double used; C's double math used (Note [Double math])
   std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type

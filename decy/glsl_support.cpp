@@ -208,6 +208,17 @@ const char* const kDoubleMath =
     "double decy_sin64(double x) { return decy_sincos_q64(x, 0); }\n"
     "double decy_cos64(double x) { return decy_sincos_q64(x, 1); }\n";
 
+// Note [Half types]: CUDA's __half and __nv_bfloat16 (decy's builtins.cpp declares them as structs of their
+// bits, with cuda_fp16.h's conversion, arithmetic and comparison functions and __half's operators) are
+// their 16 bits in a uint, as the project's u16 f16 values (Note [16-bit values]): uint16_t buffer
+// elements, 32-bit values. __half2 is its 32 bits (low half in bits 0-15), a uint buffer element. A half
+// operation converts its operands to f32 exactly (unpackHalf2x16), operates in f32 and rounds once to f16
+// (decy_f32_to_f16, to nearest even): for + - * / that is the f16 nearest the exact result, as CUDA's,
+// since f32's 24 bits are at least 2 x 11 + 2 (double rounding is then innocuous; the division itself
+// through decy_fdiv_rn, Vulkan's being inexact). __hneg flips the sign bit. bf16 -> f32 is a shift;
+// f32 -> bf16 rounds to nearest even, a NaN becoming 0x7fff as CUDA's __float2bfloat16. Not mapped (a
+// diagnostic by name): __hfma (one rounding of a*b+c would need more than f32), implicit conversions
+// (CUDA's __half(float) and operator float), half arithmetic on bf16, and WGSL (no 16-bit elements there).
 std::string warp32_functions(const std::string& t);
 
 std::string support_functions(const SupportNeeds& n) {
@@ -256,6 +267,17 @@ std::string support_functions(const SupportNeeds& n) {
       << "    if (rem > half_ || (rem == half_ && (h & 1u) != 0u)) ++h;\n    return sign | h;\n  }\n"
       << "  uint h = sign | (uint(ne) << 10) | (m >> 13);\n  const uint rem = m & 0x1fffu;\n"
       << "  if (rem > 0x1000u || (rem == 0x1000u && (h & 1u) != 0u)) ++h;\n  return h;\n}\n";
+  if (n.half2)  // after decy_f32_to_f16 (n.half2 implies n.f32_to_f16)
+    out << "\n// __half2 (Note [Half types]): low half in bits 0-15.\n"
+        << "uint decy_half2(float lo, float hi) { return decy_f32_to_f16(lo) | (decy_f32_to_f16(hi) << 16u); }\n"
+        << "uint decy_half2_both(float v) { const uint h = decy_f32_to_f16(v); return h | (h << 16u); }\n"
+        << "uint decy_hadd2(uint a, uint b) { const vec2 x = unpackHalf2x16(a), y = unpackHalf2x16(b); return decy_half2(x.x + y.x, x.y + y.y); }\n"
+        << "uint decy_hsub2(uint a, uint b) { const vec2 x = unpackHalf2x16(a), y = unpackHalf2x16(b); return decy_half2(x.x - y.x, x.y - y.y); }\n"
+        << "uint decy_hmul2(uint a, uint b) { const vec2 x = unpackHalf2x16(a), y = unpackHalf2x16(b); return decy_half2(x.x * y.x, x.y * y.y); }\n";
+  if (n.bf16)
+    out << "\n// f32 -> bf16 bits, round to nearest even; a NaN becomes 0x7fff (CUDA's __float2bfloat16).\n"
+        << "uint decy_f32_to_bf16(float f) {\n  const uint x = floatBitsToUint(f);\n"
+        << "  if ((x & 0x7fffffffu) > 0x7f800000u) return 0x7fffu;\n  return (x + 0x7fffu + ((x >> 16u) & 1u)) >> 16u;\n}\n";
   if (n.shuffle64)
     out << "\nuint64_t decy_shfl_xor64(uint64_t v, uint o) {\n  const uvec2 h = unpackUint2x32(v);\n"
       << "  return packUint2x32(uvec2(subgroupShuffleXor(h.x, o), subgroupShuffleXor(h.y, o)));\n}\n";

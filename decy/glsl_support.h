@@ -31,7 +31,7 @@ struct SupportNeeds {
   std::set<std::string> rounded;  // __fadd_rn ... (Note [Correctly rounded intrinsics])
   bool sincos = false, workgroup_size = false, srem32 = false, srem64 = false, f32_to_f16 = false, shuffle64 = false,
        sync_or = false, shuffle_down = false, dp4a = false, erfc = false, byte_perm = false,
-       double_math = false, ballot32 = false;  // decy_exp64, decy_log64, decy_pow64, decy_sin64, decy_cos64 (Note [Double math])
+       double_math = false, ballot32 = false, half2 = false, bf16 = false;  // decy_exp64, decy_log64, decy_pow64, decy_sin64, decy_cos64 (Note [Double math])
   std::set<std::string> warp32;  // GLSL types of emulated shuffles (Note [Emulated warps])
 };
 std::string support_functions(const SupportNeeds& n);

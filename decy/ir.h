@@ -48,6 +48,8 @@ struct Type {
   bool reference = false;  // T& parameter of a __device__ helper -> inout
   std::uint64_t array = 0; // T name[array] (local or __shared__)
   std::uint32_t lanes = 0; // CUDA's vector types: float2/float4, int2/int4, uint2/uint4 (scalar: lanes 2 or 4)
+  enum class Half : std::uint8_t { None, F16, BF16, F16x2 };
+  Half half = Half::None;  // __half / __nv_bfloat16 (scalar U16) and __half2 (U32): bit patterns (Note [Half types])
   std::shared_ptr<const Record> record;  // scalar Record: a struct of scalars
   std::string c_name;      // the C spelling, for diagnostics
 };

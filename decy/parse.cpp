@@ -189,6 +189,11 @@ class Parser {
         r.scalar = Scalar::Unsupported;
         for (const auto& [n, v] : kVectors)
           if (name == n) r.scalar = v.first, r.lanes = v.second;
+        if (name == "__half" || name == "__nv_bfloat16" || name == "__half2") {  // Note [Half types] (glsl_support.cpp)
+          r.scalar = name == "__half2" ? Scalar::U32 : Scalar::U16;
+          r.half = name == "__half" ? Type::Half::F16 : name == "__half2" ? Type::Half::F16x2 : Type::Half::BF16;
+          break;
+        }
         if (r.lanes == 0 && (r.record = record(ct, name)) != nullptr) r.scalar = Scalar::Record;
         break;
       }
@@ -377,11 +382,12 @@ class Parser {
     const CXCursor callee = clang_getCursorReferenced(c);
     Expr e;
     e.kind = Expr::Kind::Call, e.loc = loc(c), e.type = type_of(clang_getCursorType(c));
-    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_Constructor && e.type.lanes != 0) {
+    const bool value_type = e.type.lanes != 0 || e.type.half != Type::Half::None;  // vectors and halves: copies are values
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_Constructor && value_type) {
       const auto ops = operands(c);  // a vector's copy (`const float4 v = x4[i];`): the value
       if (ops.size() == 1) return convert(expr(ops[0]), e.type);
     }
-    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_CXXMethod && e.type.lanes != 0 &&
+    if (!clang_Cursor_isNull(callee) && clang_getCursorKind(callee) == CXCursor_CXXMethod && value_type &&
         str(clang_getCursorSpelling(callee)) == "operator=" && clang_Cursor_getNumArguments(c) == 2) {  // a vector's assignment
       Expr lhs = expr(clang_Cursor_getArgument(c, 0)), rhs = expr(clang_Cursor_getArgument(c, 1));
       return node(Expr::Kind::Binary, c, "=", {std::move(lhs), std::move(rhs)});
