@@ -1,6 +1,6 @@
 // decy: CUDA C++ kernels -> GLSL or WGSL compute shaders (docs/DECY.md).
 //   decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...
-//   decy translate FILE.cu --target glsl [--warp32] [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp
+//   decy translate FILE.cu --target glsl [--warp32] [--kernel NAME] [-D NAME=VALUE]... [-I DIR]... -o OUT.comp
 //   decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl
 // Errors go to stderr as file:line: error: what; the exit status is then 1 (2: bad usage).
 #include <cstdio>
@@ -22,7 +22,7 @@ namespace {
 int usage(const std::string& why) {
   std::cerr << "decy: " << why << "\n"
             << "usage: decy list FILE.cu [--target glsl|wgsl [--subgroups]] [-D NAME=VALUE]...\n"
-            << "       decy translate FILE.cu --target glsl [--warp32] [--kernel NAME] [-D NAME=VALUE]... -o OUT.comp\n"
+            << "       decy translate FILE.cu --target glsl [--warp32] [--kernel NAME] [-D NAME=VALUE]... [-I DIR]... -o OUT.comp\n"
             << "       decy translate FILE.cu --target wgsl [--subgroups] [--kernel NAME] [-D NAME=VALUE]... -o OUT.wgsl\n";
   return 2;
 }
@@ -64,6 +64,8 @@ int main(int argc, char** argv) {
       else if (a == "--subgroups") subgroups = true;
       else if (a == "--warp32") glsl.warp32 = true;
       else if (a == "-D") options.defines.push_back(value("-D"));
+      else if (a == "-I") options.includes.push_back(value("-I"));
+      else if (a.starts_with("-I") && a.size() > 2) options.includes.push_back(a.substr(2));
       else if (a.starts_with("-D") && a.size() > 2) options.defines.push_back(a.substr(2));
       else if (!a.starts_with("-") && file.empty()) file = a;
       else return usage("unexpected argument '" + a + "'");

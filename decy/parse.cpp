@@ -1056,6 +1056,7 @@ std::vector<std::string> parse_flags(const ParseOptions& options) {
   std::vector<std::string> f = {"-x", "cuda", "--cuda-device-only", "-nocudainc", "-nocudalib", "--cuda-gpu-arch=sm_80",
                                 "-std=c++17", "-Wno-unknown-cuda-version", "-include", kBuiltinsPath};
   for (const auto& d : options.defines) f.push_back("-D" + d);
+  for (const auto& d : options.includes) f.push_back("-I" + d);
   return f;
 }
 

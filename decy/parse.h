@@ -10,6 +10,7 @@ namespace decy {
 
 struct ParseOptions {
   std::vector<std::string> defines;    // "NAME=VALUE" or "NAME" (-D)
+  std::vector<std::string> includes;   // -I directories, searched before the system's (a harvest's stand-in headers)
   std::vector<std::string> instances;  // template kernel instances asked for ("k<64, true>"), beside the file's own
                                        // explicit instantiations (Note [Template kernels], parse.cpp)
 };

@@ -44,6 +44,14 @@ install_deps() {
     (cd build/debs && apt-get download libyaml-cpp-dev:arm64)
     dpkg -x build/debs/libyaml-cpp-dev_*_arm64.deb "$sysroot"
   fi
+  # decy's third-party harvest (docs/DECY.md, "Third-party kernels"): PyTorch's CUDA kernels as Debian's
+  # libtorch-dev ships them. Its headers only, unpacked (installing the package would bring 180 packages).
+  local torch=build/harvest/libtorch-dev
+  if [ ! -f "$torch/usr/include/ATen/native/cuda/im2col.cuh" ]; then
+    mkdir -p "$torch" build/debs
+    (cd build/debs && apt-get download libtorch-dev)
+    dpkg -x build/debs/libtorch-dev_*.deb "$torch"
+  fi
 }
 
 install_deps
