@@ -59,13 +59,16 @@ void matvec(benchmark::State& state, QuantType t) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * one.size()));
 }
 
-// The same with the rows packed 8 at a time (PackedQuantMatrix), where the selected tier packs t.
-void matvec_packed(benchmark::State& state, QuantType t) {
+// The same with the rows packed 8 at a time (PackedQuantMatrix), where the selected tier packs t. `hot`: one
+// copy, read again by every call: each thread's rows stay in its core's caches, so this is the kernel's
+// arithmetic rate without memory (what bounds decode when it equals the cold rate: issue 19).
+void matvec_packed_copies(benchmark::State& state, QuantType t, bool hot) {
   const auto rows = static_cast<std::size_t>(state.range(0)), cols = static_cast<std::size_t>(state.range(1));
   const int threads = static_cast<int>(state.range(2));
   const auto one = random_weights(t, rows, cols);
   std::vector<trueno::PackedQuantMatrix> packed;
-  for (std::size_t c = 0; c < std::max<std::size_t>(2, ((std::size_t{256} << 20) + one.size() - 1) / one.size()); ++c) {
+  const std::size_t copies = hot ? 1 : std::max<std::size_t>(2, ((std::size_t{256} << 20) + one.size() - 1) / one.size());
+  for (std::size_t c = 0; c < copies; ++c) {
     auto p = trueno::PackedQuantMatrix::pack(t, one, rows, cols);
     if (!p) return state.SkipWithError("this CPU tier does not pack this type");
     packed.push_back(std::move(*p));
@@ -81,6 +84,8 @@ void matvec_packed(benchmark::State& state, QuantType t) {
   trueno::set_num_threads(saved);
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * one.size()));
 }
+void matvec_packed(benchmark::State& state, QuantType t) { matvec_packed_copies(state, t, false); }
+void matvec_packed_hot(benchmark::State& state, QuantType t) { matvec_packed_copies(state, t, true); }
 
 void prefill(benchmark::State& state, QuantType t) {
   const std::size_t rows = 4096, cols = 4096, m = static_cast<std::size_t>(state.range(0));
@@ -129,6 +134,10 @@ const int registered = [] {
       for (auto [r, c] : {std::pair<int, int>{4096, 4096}, {11008, 4096}, {4096, 11008}, {4096, 14336}})
         for (int th : {1, 0}) p->Args({r, c, th});
       p->ArgNames({"rows", "cols", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
+      const std::string hot_name = "quant_matvec_packed_hot/" + std::string(trueno::quant_info(t).name);
+      auto* h = benchmark::RegisterBenchmark(hot_name.c_str(), matvec_packed_hot, t);
+      for (int th : {1, 0}) h->Args({4096, 4096, th});
+      h->ArgNames({"rows", "cols", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
     }
     const std::string pname = "quant_prefill/" + std::string(trueno::quant_info(t).name);
     benchmark::RegisterBenchmark(pname.c_str(), prefill, t)->Arg(16)->Arg(64)->Arg(512)->ArgName("m")->UseRealTime()->Unit(benchmark::kMillisecond);
