@@ -97,10 +97,11 @@ class Checker {
     if (e.kind == Expr::Kind::Call && kAtomicNames.contains(e.name)) {
       const Expr& at = e.args.at(0);  // an element (p[i], *p) or a __shared__ variable
       const bool place = at.kind == Expr::Kind::Index || (at.kind == Expr::Kind::Var && shared_.contains(at.name));
-      if (e.args.size() != (e.name == "atomicCAS" ? 3u : 2u) || !place || (at.type.scalar != Scalar::I32 && at.type.scalar != Scalar::U32) ||
+      const bool f32 = at.type.scalar == Scalar::F32 && (e.name == "atomicAdd" || e.name == "atomicExch");  // GL_EXT_shader_atomic_float
+      if (e.args.size() != (e.name == "atomicCAS" ? 3u : 2u) || !place || (at.type.scalar != Scalar::I32 && at.type.scalar != Scalar::U32 && !f32) ||
           at.type.lanes != 0)
         error(e.loc, e.name + " on '" + at.type.c_name + "'" + (place ? "" : " that is neither a buffer element nor a __shared__ variable") +
-                         " (only 32-bit integer atomics are in the subset: float ones need GL_EXT_shader_atomic_float)");
+                         " (the subset's atomics: 32-bit integers, and atomicAdd / atomicExch on float)");
     }
     if (e.kind == Expr::Kind::Binary && e.op == "=" && e.args[0].type.pointer) error(e.loc, "pointer assignment (only p += n and p -= n are in the subset)");
     type(e.type, e.loc, "an expression");

@@ -57,6 +57,32 @@ TEST(DecyVulkanGpu, IntegerAtomicsMatchTheCpu) {
   }
 }
 
+// Float atomicAdd / atomicExch (GL_EXT_shader_atomic_float): sums whose order the threads choose, against
+// the CPU's in f64 under bounds; the exchanges' values, taken out and left, add up to all of them.
+TEST(DecyVulkanGpu, FloatAtomicsMatchTheCpu) {
+  DECY_REQUIRE_VULKAN_DEVICE();
+  if (!context().info().float_atomics) GTEST_SKIP() << "skipped: the device lacks VK_EXT_shader_atomic_float's f32 add and exchange";
+  static const std::uint32_t spec[1] = {128};
+  const Pipeline& p = context().pipeline_from_spirv("atomics_float", spirv("atomics_float"), 4, 4, spec);
+  for (const int n : {1, 1000, 5000}) {
+    const auto x = trueno::test::random_normal(static_cast<std::size_t>(n), rng(), 1.0f);
+    const int groups = (n + 127) / 128;
+    std::vector<float> out0(8 + static_cast<std::size_t>(groups), 0.0f);
+    const float initial = 0.25f;
+    Buffer bx = upload(x), bo = upload(out0), bl = upload({initial}), bt = upload({0.0f});
+    Recorder rec(context());
+    rec.dispatch(p, {&bx, &bo, &bl, &bt}, n, static_cast<std::uint32_t>(groups));
+    rec.submit();
+    const auto out = download(bo, out0.size());
+    std::vector<double> want(out0.size() + 1, 0.0);
+    double all = initial;
+    for (int i = 0; i < n; ++i) want[static_cast<std::size_t>((i / 128) % 8)] += x[i], want[8 + static_cast<std::size_t>(i / 128)] += x[i], all += x[i];
+    std::vector<float> gpu(out.begin(), out.end()), cpu(want.begin(), want.end() - 1);
+    gpu.push_back(download(bl, 1)[0] + download(bt, 1)[0]), cpu.push_back(static_cast<float>(all));
+    trueno::test::expect_gpu_contract("decy", "atomics_float", gpu, cpu, "n = " + std::to_string(n));
+  }
+}
+
 void check_ballot(const std::string& spv) {
   static const std::uint32_t spec[1] = {256};
   const Pipeline& p = context().pipeline_from_spirv(spv, spirv(spv), 2, 4, spec);

@@ -126,6 +126,8 @@ class Emitter {
     }
     if (int64_) h << "// 64-bit integers: needs the shaderInt64 device feature.\n";
     if (float64_) h << "// double: needs the shaderFloat64 device feature (Note [Double math]).\n";
+    if (float_atomics_)
+      h << "// float atomics: need VK_EXT_shader_atomic_float (shaderBuffer/SharedFloat32Atomics and ...AtomicAdd).\n";
     if (!dynamic_names_.empty())
       h << "// Dynamic shared memory (extern __shared__, Note [Dynamic shared memory]): specialization constant 1 = CUDA's\n"
         << "//   dynamic shared memory size in bytes (the launch's third argument; rounded up to 4-byte words).\n";
@@ -144,6 +146,7 @@ class Emitter {
     if (shuffle_) g << "#extension GL_KHR_shader_subgroup_shuffle : require\n";
     if (shuffle_down_) g << "#extension GL_KHR_shader_subgroup_shuffle_relative : require\n";
     if (ballot_) g << "#extension GL_KHR_shader_subgroup_ballot : require\n";
+    if (float_atomics_) g << "#extension GL_EXT_shader_atomic_float : require\n";
     g << "\nlayout(local_size_x_id = 0, local_size_y = 1, local_size_z = 1) in;\n\n";
     for (const auto& [name, r] : records_) {  // Note [Structs of scalars]
       g << "struct " << rename(name) << " {";
@@ -532,6 +535,7 @@ class Emitter {
         return "0";
       }
       const std::string f = e.name == "atomicExch" ? "atomicExchange" : e.name == "atomicCAS" ? "atomicCompSwap" : e.name;  // CUDA's argument order
+      if (e.args.at(0).type.scalar == Scalar::F32) float_atomics_ = true;  // GL_EXT_shader_atomic_float
       std::string s = f + "(" + bare(ex(e.args.at(0)));
       for (std::size_t i = 1; i < e.args.size(); ++i) s += ", " + bare(ex(e.args[i]));
       return s + ")";
@@ -981,7 +985,8 @@ class Emitter {
   std::set<std::string> rounded_;              // __fadd_rn ... used (Note [Correctly rounded intrinsics])
   bool float64_ = false, double_math_ = false;
   bool ballot_ = false, ballot32_ = false;
-  bool half2_ = false, bf16_ = false;  // __half2 arithmetic, f32 -> bf16 used (Note [Half types])
+  bool half2_ = false, bf16_ = false;
+  bool float_atomics_ = false;  // atomicAdd / atomicExch on float  // __half2 arithmetic, f32 -> bf16 used (Note [Half types])
   std::set<std::string> dynamic_names_;  // "function/name" of the extern __shared__ arrays (Note [Dynamic shared memory])
   inline static const std::string kDynamic = "decy_dyn";  // __ballot_sync as subgroupBallot / emulated (Note [Emulated warps])  // double used; C's double math used (Note [Double math])
   std::map<std::string, Type> buffer_types_;                 // buffer (GLSL name) -> its kernel parameter's type

@@ -87,7 +87,12 @@ DeviceInfo read_info(const Api& a, VkPhysicalDevice pd) {
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   const bool nv_coop_ext = has_extension(exts, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   if (nv_coop_ext) *tail = &coop, tail = &coop.pNext;
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  const bool af_ext = has_extension(exts, VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  if (af_ext) *tail = &af, tail = &af.pNext;
   a.vkGetPhysicalDeviceFeatures2(pd, &feats);
+  d.float_atomics = af_ext && af.shaderBufferFloat32Atomics == VK_TRUE && af.shaderBufferFloat32AtomicAdd == VK_TRUE &&
+                    af.shaderSharedFloat32Atomics == VK_TRUE && af.shaderSharedFloat32AtomicAdd == VK_TRUE;
 
   d.name = base.deviceName;
   switch (base.deviceType) {
@@ -154,7 +159,7 @@ std::string DeviceInfo::describe() const {
   for (const MemoryHeap& h : heaps) heap_text += strcat(heap_text.empty() ? "" : " + ", gib(h.bytes), h.device_local ? " device-local" : " host");
   return strcat(name, " (", type, ", Vulkan ", version_string(api_version), ", driver ", driver, ", subgroup ", subgroup_size,
                 subgroup_arithmetic ? " with arithmetic" : " without arithmetic", ", 16-bit storage ", yes(storage_16bit), ", 8-bit storage ", yes(storage_8bit),
-                ", float16 ", yes(float16), ", float64 ", yes(float64), ", integer dot product ", yes(integer_dot_product), ", cooperative matrix ",
+                ", float16 ", yes(float16), ", float64 ", yes(float64), ", float atomics ", yes(float_atomics), ", integer dot product ", yes(integer_dot_product), ", cooperative matrix ",
                 yes(cooperative_matrix), coopmat_shapes.empty() ? "" : strcat(" (NV f16: ", coopmat_shapes, ")"), ", max storage buffer ", gib(max_storage_buffer_range), ", heaps ", heap_text, ")");
 }
 
@@ -228,15 +233,24 @@ Context::Context(const Api& a, int index, VkPhysicalDevice physical, DeviceInfo 
   coopmat_gemm_ = info_.nv_cooperative_matrix && info_.coopmat_n != 0 && !env_is("TRUENO_VULKAN_COOPMAT", "0");
   VkPhysicalDeviceCooperativeMatrixFeaturesNV coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
   VkPhysicalDeviceShaderFloat16Int8Features f16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
-  const char* coop_ext = VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME;
+  std::vector<const char*> extensions;
   if (coopmat_gemm_) {
     coop.cooperativeMatrix = VK_TRUE;
     f16.shaderFloat16 = VK_TRUE;
     coop.pNext = &f16;
     ci.pNext = &coop;
-    ci.enabledExtensionCount = 1;
-    ci.ppEnabledExtensionNames = &coop_ext;
+    extensions.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
   }
+  // f32 atomicAdd / atomicExchange on buffers and shared memory (decy's float atomics) where the device has them.
+  VkPhysicalDeviceShaderAtomicFloatFeaturesEXT af{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  if (info_.float_atomics) {
+    af.shaderBufferFloat32Atomics = af.shaderBufferFloat32AtomicAdd = af.shaderSharedFloat32Atomics = af.shaderSharedFloat32AtomicAdd = VK_TRUE;
+    af.pNext = const_cast<void*>(ci.pNext);
+    ci.pNext = &af;
+    extensions.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
+  }
+  ci.enabledExtensionCount = static_cast<std::uint32_t>(extensions.size());
+  ci.ppEnabledExtensionNames = extensions.empty() ? nullptr : extensions.data();
   // 64-bit integers and 16-bit storage-buffer elements in shaders where the device has them (decy's
   // kernels index with CUDA's u64 and store f16 bits as u16).
   VkPhysicalDeviceFeatures core{};

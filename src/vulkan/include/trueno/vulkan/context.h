@@ -39,6 +39,7 @@ struct DeviceInfo {
   bool storage_8bit = false;         // storageBuffer8BitAccess (Vulkan 1.2; enabled on the VkDevice when present)
   bool int64 = false;                // shaderInt64 (enabled on the VkDevice when present)
   bool float64 = false;              // shaderFloat64 (enabled on the VkDevice when present)
+  bool float_atomics = false;        // VK_EXT_shader_atomic_float: f32 add and exchange on buffers and shared (enabled when present)
   bool float16 = false;              // shaderFloat16
   bool integer_dot_product = false;  // VK_KHR_shader_integer_dot_product (or 1.3) and its feature
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix (or VK_NV_cooperative_matrix) advertised
