@@ -36,7 +36,7 @@ const Pipeline& harvested(const std::string& name, std::uint32_t push_bytes) {
 TEST(DecyVulkanGpu, PyTorchIm2colAndCol2imMatchTheCpu) {
   DECY_REQUIRE_VULKAN_DEVICE();
   if (!context().info().int64) GTEST_SKIP() << "skipped: the device lacks shaderInt64 (the kernels take int64_t)";
-  for (const Conv2d g : {Conv2d{3, 11, 9, 3, 2, 1, 0, 2, 1, 1, 2}, Conv2d{2, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1}}) {
+  for (const Conv2d& g : {Conv2d{3, 11, 9, 3, 2, 1, 0, 2, 1, 1, 2}, Conv2d{2, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1}}) {
     const std::int64_t hc = g.hc(), wc = g.wc(), rows = g.c * g.kh * g.kw;
     const auto im = trueno::test::random_normal(static_cast<std::size_t>(g.c * g.h * g.w), rng(), 1.0f);
     std::vector<float> col(static_cast<std::size_t>(rows * hc * wc));
