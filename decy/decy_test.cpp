@@ -121,7 +121,7 @@ __global__ void k(const float* __restrict__ x, float* out, int n) {
   __syncthreads();
   if (threadIdx.x == 0) out[blockIdx.x] = s[0];
 }
-)", "", ParseOptions{{"BLOCK=64"}});
+)", "", ParseOptions{{"BLOCK=64"}, {}, {}});
   ASSERT_TRUE(g.errors.empty()) << errors(g);
   EXPECT_TRUE(contains(g.text, "shared float s[64];"));
   EXPECT_TRUE(contains(g.text, "barrier();"));
