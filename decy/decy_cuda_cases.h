@@ -19,12 +19,12 @@
 
 namespace decy::cases {
 
-enum class Elem { F32, F16, BF16, I32, U32, I8, I16, U64 };
+enum class Elem { F32, F16, BF16, I32, U32, I8, I16, U64, F64 };
 inline std::size_t elem_bytes(Elem e) {
   switch (e) {
     case Elem::F16: case Elem::BF16: case Elem::I16: return 2;
     case Elem::I8: return 1;
-    case Elem::U64: return 8;
+    case Elem::U64: case Elem::F64: return 8;
     default: return 4;
   }
 }
@@ -42,6 +42,7 @@ inline Buf in_f32(std::size_t n, float scale = 1.0f) { return {Elem::F32, n, Buf
 inline Buf out_f32(std::size_t n) { return {Elem::F32, n, Buf::Init::Zero, 1.0f, 0, 0, true}; }
 inline Buf inout_f32(std::size_t n, float scale = 1.0f) { return {Elem::F32, n, Buf::Init::Normal, scale, 0, 0, true}; }
 inline Buf in_f16(std::size_t n, float scale = 1.0f) { return {Elem::F16, n, Buf::Init::Normal, scale}; }
+inline Buf in_bf16(std::size_t n, float scale = 1.0f) { return {Elem::BF16, n, Buf::Init::Normal, scale}; }
 inline Buf out_of(Elem e, std::size_t n) { return {e, n, Buf::Init::Zero, 1.0f, 0, 0, true}; }
 inline Buf ints(std::size_t n, std::int64_t lo, std::int64_t hi) { return {Elem::I32, n, Buf::Init::Ints, 1.0f, lo, hi}; }
 inline Buf steps(std::size_t n, std::int64_t first, std::int64_t step) { return {Elem::I32, n, Buf::Init::Steps, 1.0f, first, step}; }
@@ -58,6 +59,7 @@ inline Param I32(std::int64_t v) { return {-1, Elem::I32, 0, v}; }
 inline Param U32(std::int64_t v) { return {-1, Elem::U32, 0, v}; }
 inline Param U64(std::int64_t v) { return {-1, Elem::U64, 0, v}; }
 inline Param F32(double v) { return {-1, Elem::F32, v, 0}; }
+inline Param F64(double v) { return {-1, Elem::F64, v, 0}; }
 
 struct Case {
   std::string label;   // the case's name in reports
@@ -116,6 +118,55 @@ inline std::vector<Case> all_cases() {
                {B(0), B(1), I32(n / 4)}});
   c.push_back({"repeat_penalty", "sample_ops", "repeat_penalty", "sample_ops_repeat_penalty", "sample_ops_repeat_penalty", 256, 1, 1,
                {inout_f32(32000, 3.0f), steps(64, 7, 499)}, {B(0), B(1), I32(64), F32(1.3)}});
+  c.push_back({"tensor_f16_to_f32", "tensor_ops", "tensor_f16_to_f32", "tensor_ops_tensor_f16_to_f32", "tensor_ops_tensor_f16_to_f32", 256, g, 1,
+               {in_f16(n, 10.0f), out_f32(n)}, {B(0), B(1), U32(n)}});
+  c.push_back({"tensor_bf16_to_f32", "tensor_ops", "tensor_bf16_to_f32", "tensor_ops_tensor_bf16_to_f32", "tensor_ops_tensor_bf16_to_f32", 256, g,
+               1, {in_bf16(n, 10.0f), out_f32(n)}, {B(0), B(1), U32(n)}});
+  c.push_back({"tensor_softmax_backward_rows", "tensor_ops", "tensor_softmax_backward_rows", "tensor_ops_tensor_softmax_backward_rows",
+               "tensor_ops_tensor_softmax_backward_rows", 256, rows, 1, {in_f32(rows * cols, 0.01f), in_f32(rows * cols), out_f32(rows * cols)},
+               {B(0), B(1), B(2), U32(cols), U32(rows)}});
+  for (const int op : {0, 2})  // stage 0: each of 40 blocks' partial sum (op 0) or dot (op 2)
+    c.push_back({"tensor_reduce op " + std::to_string(op) + " stage 0", "tensor_ops", "tensor_reduce", "tensor_ops_tensor_reduce",
+                 "tensor_ops_tensor_reduce", 256, 40, 1, {in_f32(n), in_f32(n), out_f32(40), out_f32(1)},
+                 {B(0), B(1), B(2), B(3), U32(n), I32(op), I32(0), U32(40)}});
+  c.push_back({"tensor_arg_reduce stage 0", "tensor_ops", "tensor_arg_reduce", "tensor_ops_tensor_arg_reduce", "tensor_ops_tensor_arg_reduce",
+               256, 40, 1, {in_f32(n), out_f32(80), out_of(Elem::I32, 1)}, {B(0), B(1), B(2), U32(n), I32(0), I32(0), U32(40)}});
+  c.push_back({"grad_norm_dx_rows", "grad_ops", "grad_norm_dx_rows", "grad_ops_grad_norm_dx_rows_warp32", "grad_ops_grad_norm_dx_rows", 256, rows,
+               1, {in_f32(rows * cols), in_f32(cols), in_f32(rows * cols), in_f32(2 * rows), out_f32(rows * cols)},
+               {B(0), B(1), B(2), B(3), B(4), U32(cols), U32(rows), I32(1)}});
+  c.push_back({"grad_norm_params_cols", "grad_ops", "grad_norm_params_cols", "grad_ops_grad_norm_params_cols", "grad_ops_grad_norm_params_cols",
+               256, static_cast<unsigned>((cols + 255) / 256), 1, {in_f32(rows * cols), in_f32(rows * cols), in_f32(2 * rows), out_f32(cols), out_f32(cols)},
+               {B(0), B(1), B(2), B(3), B(4), U32(cols), U32(rows), I32(1), I32(0)}});
+  c.push_back({"grad_cross_entropy_rows", "grad_ops", "grad_cross_entropy_rows", "grad_ops_grad_cross_entropy_rows_warp32",
+               "grad_ops_grad_cross_entropy_rows", 256, rows, 1, {in_f32(rows * cols, 3.0f), ints(rows, 0, cols - 1), out_f32(rows * cols), out_f32(rows)},
+               {B(0), B(1), B(2), B(3), U32(cols), U32(rows), F32(1.0 / rows)}});
+  c.push_back({"grad_embedding_cols", "grad_ops", "grad_embedding_cols", "grad_ops_grad_embedding_cols", "grad_ops_grad_embedding_cols", 256,
+               static_cast<unsigned>((cols + 255) / 256), 1, {ints(rows, -1, 99), in_f32(rows * cols), out_f32(100 * cols)},
+               {B(0), B(1), B(2), U32(rows), U32(cols), U32(100), I32(0)}});
+  c.push_back({"grad_rope_rows", "grad_ops", "grad_rope_rows", "grad_ops_grad_rope_rows", "grad_ops_grad_rope_rows", 256, 5 * 32 * 64 / 256, 1,
+               {in_f32(5 * 32 * 128), out_f32(5 * 32 * 128)}, {B(0), B(1), U32(5), U32(32), U32(128), U32(128), U32(3000), F32(10000.0), I32(0)}});
+  c.push_back({"amax_f32", "fp8_ops", "amax_f32", "fp8_ops_amax_f32", "fp8_ops_amax_f32", 256, 64, 1, {in_f32(n, 3.0f), out_of(Elem::U32, 1)},
+               {B(0), U64(n), B(1)}});
+  c.push_back({"amax_f16", "fp8_ops", "amax_f16", "fp8_ops_amax_f16", "fp8_ops_amax_f16", 256, 64, 1, {in_f16(n, 3.0f), out_of(Elem::U32, 1)},
+               {B(0), U64(n), B(1)}});
+  c.push_back({"fp8_from_f32", "fp8_ops", "fp8_from_f32", "fp8_ops_fp8_from_f32", "fp8_ops_fp8_from_f32", 256, g, 1,
+               {in_f32(n), steps(1, 0x40800000, 0), out_of(Elem::I8, n), out_f32(1)}, {B(0), U64(n), B(1), B(2), B(3)}});
+  c.push_back({"fp8_from_f32_v4", "fp8_ops", "fp8_from_f32_v4", "fp8_ops_fp8_from_f32_v4", "fp8_ops_fp8_from_f32_v4", 256, g / 4 + 1, 1,
+               {in_f32(n), steps(1, 0x40800000, 0), out_of(Elem::U32, n / 4), out_f32(1)}, {B(0), U64(n / 4), B(1), B(2), B(3)}});
+  c.push_back({"swiglu_amax", "fp8_ops", "swiglu_amax", "fp8_ops_swiglu_amax_warp32", "fp8_ops_swiglu_amax", 256, g, 1,
+               {inout_f32(n), in_f32(n), out_of(Elem::U32, 1)}, {B(0), B(1), U64(n), B(2)}});
+  c.push_back({"add_rows", "prefill_ops", "add_rows", "prefill_ops_add_rows", "prefill_ops_add_rows", 256, 4, 512,
+               {inout_f32(512 * 1024), in_f32(1024)}, {B(0), B(1), I32(1024)}});
+  c.push_back({"softmax_causal", "prefill_ops", "softmax_causal", "prefill_ops_softmax_causal", "prefill_ops_softmax_causal", 256, 8, 4,
+               {in_f32(4 * 8 * 300, 3.0f), out_of(Elem::F16, 4 * 8 * 300)}, {B(0), B(1), I32(300), I32(200)}});
+  c.push_back({"kv_append", "layer_ops", "kv_append", "layer_ops_kv_append", "layer_ops_kv_append", 256, 4, 1,
+               {in_f32(1024), in_f32(1024), out_of(Elem::F16, 6 * 1024), out_of(Elem::F16, 6 * 1024), steps(1, 5, 0)},
+               {B(0), B(1), B(2), B(3), B(4), I32(1024)}});
+  c.push_back({"argmax_partial", "sample_ops", "argmax_partial", "sample_ops_argmax_partial", "sample_ops_argmax", 256, 8, 1,
+               {in_f32(32000, 3.0f), out_of(Elem::U64, 8), out_of(Elem::I32, 8)}, {B(0), I32(32000), B(1), B(2)}});
+  c.push_back({"temperature_draw", "sample_ops", "temperature_draw", "sample_ops_temperature_draw_warp32", "sample_ops_temperature_draw", 256, 1,
+               1, {in_f32(32000, 3.0f), out_f32(32000), out_of(Elem::F64, 125), out_of(Elem::I32, 1)},
+               {B(0), I32(32000), F32(1.0 / 0.7), F64(0.37), B(1), B(2), B(3)}});
   return c;
 }
 
@@ -157,6 +208,12 @@ inline Prepared prepare(const Case& k, trueno::cuda::Context& cuda, trueno::vulk
       } else if (b.elem == Elem::F16) {
         const std::uint16_t h = to_f16_bits(normal(rng));
         std::memcpy(at, &h, 2);
+      } else if (b.elem == Elem::BF16) {
+        const float v = normal(rng);
+        std::uint32_t w;
+        std::memcpy(&w, &v, 4);
+        const auto h = static_cast<std::uint16_t>(w >> 16);
+        std::memcpy(at, &h, 2);
       } else {
         const float v = normal(rng);
         std::memcpy(at, &v, 4);
@@ -182,6 +239,8 @@ inline Prepared prepare(const Case& k, trueno::cuda::Context& cuda, trueno::vulk
       std::memcpy(&bits, &f, 4);
     } else if (a.elem == Elem::U64) {
       bits = static_cast<std::uint64_t>(a.i), size = 8;
+    } else if (a.elem == Elem::F64) {
+      std::memcpy(&bits, &a.f, 8), size = 8;
     } else {
       const auto v = static_cast<std::uint32_t>(a.i);
       std::memcpy(&bits, &v, 4);

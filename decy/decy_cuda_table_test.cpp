@@ -33,6 +33,7 @@ float as_float(const std::byte* at, Elem e) {
     case Elem::I16: { std::int16_t v; std::memcpy(&v, at, 2); return v; }
     case Elem::I32: { std::int32_t v; std::memcpy(&v, at, 4); return static_cast<float>(v); }
     case Elem::U32: { std::uint32_t v; std::memcpy(&v, at, 4); return static_cast<float>(v); }
+    case Elem::F64: { double v; std::memcpy(&v, at, 8); return static_cast<float>(v); }
     default: { std::uint64_t v; std::memcpy(&v, at, 8); return static_cast<float>(v); }
   }
 }
