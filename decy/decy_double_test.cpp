@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/gpu_contract.h"
+#include "support/temperature_draw_reference.h"
 #include "trueno/grad.h"
 #include "trueno/ops.h"
 #include "decy_vulkan_test_support.h"
@@ -103,32 +104,6 @@ TEST(DecyVulkanGpu, DoubleMathIsCsWithinItsUlpBounds) {
   }
 }
 
-// realizar's Sampler::pick_in_id_order (Note [Temperature alone]), restated as src/cuda/sample_test.cpp does:
-// w = trueno's exp of (x - max) * inv_t; sums of 256 ids in double in id order, then of the sums; the walk.
-int cpu_draw(const std::vector<float>& w, double u) {
-  const std::size_t n = w.size(), blocks = (n + 255) / 256;
-  std::vector<double> sums(blocks, 0.0);
-  for (std::size_t b = 0; b < blocks; ++b)
-    for (std::size_t i = b * 256; i < std::min(n, (b + 1) * 256); ++i) sums[b] += w[i];
-  double total = 0;
-  for (double s : sums) total += s;
-  double r = u * total;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    if (!(r < sums[b])) {
-      r -= sums[b];
-      continue;
-    }
-    for (std::size_t i = b * 256; i < std::min(n, (b + 1) * 256); ++i) {
-      if (w[i] == 0.0f) continue;
-      if (r < w[i]) return static_cast<int>(i);
-      r -= w[i];
-    }
-  }
-  for (std::size_t i = n; i-- > 0;)
-    if (w[i] != 0.0f) return static_cast<int>(i);
-  return 0;
-}
-
 TEST(DecyVulkanGpu, ProjectTemperatureDrawIsTheCpuDraw) {
   DECY_REQUIRE_FLOAT64();
   if (!context().info().int64) GTEST_SKIP() << "skipped: the device lacks shaderInt64";
@@ -155,15 +130,12 @@ TEST(DecyVulkanGpu, ProjectTemperatureDrawIsTheCpuDraw) {
     auto x = trueno::test::random_normal(n, rng(), 4.0f);
     if (n > 300) x[n / 3] = -std::numeric_limits<float>::infinity(), x[n / 2] = 40.0f;  // an impossible token; one far ahead
     for (const float inv_t : {1.0f, 1.0f / 0.7f, 0.4f}) {
-      const float top = *std::max_element(x.begin(), x.end());
-      std::vector<float> w(n);
-      for (std::size_t i = 0; i < n; ++i) w[i] = (x[i] - top) * inv_t;
-      trueno::ops::exp(w, w);
+      const std::vector<float> w = trueno::test::draw_weights(x, inv_t);
       std::vector<float> weights;
       for (int k = 0; k < 6; ++k) {
         const double u = k == 0 ? 0.0 : k == 1 ? std::nextafter(1.0, 0.0) : any(rng());
         const int id = draw(x, inv_t, u, k == 0 ? &weights : nullptr);
-        gpu.push_back(static_cast<float>(id)), cpu.push_back(static_cast<float>(cpu_draw(w, u)));
+        gpu.push_back(static_cast<float>(id)), cpu.push_back(static_cast<float>(trueno::test::draw(w, u)));
         EXPECT_EQ(gpu.back(), cpu.back()) << "n " << n << ", 1/T " << inv_t << ", u " << u;
       }
       trueno::test::expect_gpu_contract("decy", "sample_ops_temperature_draw", weights, w,

@@ -22,9 +22,7 @@ namespace {
 using namespace decy::test;  // decy_vulkan_test_support.h
 
 const Pipeline& pipeline(const std::string& name, std::uint32_t buffers, std::uint32_t push_bytes) {
-  const std::string spv = name + "_warp32";
-  static const std::uint32_t spec[1] = {256};
-  return context().pipeline_from_spirv(spv, spirv(spv), buffers, push_bytes, spec);
+  return warp32_pipeline(name, buffers, push_bytes);  // decy_vulkan_test_support.h
 }
 
 // The three arrays a kernel writes: q[n], d[n / 256], bsums[n / 16] (Q8Activations' layout).

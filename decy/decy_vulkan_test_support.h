@@ -64,6 +64,13 @@ inline std::vector<float> download(const Buffer& b, std::size_t n) {
   return v;
 }
 
+// The --warp32 SPIR-V of src/cuda/kernels/<file>.cu's kernel (decy/CMakeLists.txt), 256 threads per block.
+inline const Pipeline& warp32_pipeline(const std::string& name, std::uint32_t buffers, std::uint32_t push_bytes) {
+  const std::string spv = name + "_warp32";
+  static const std::uint32_t spec[1] = {256};
+  return context().pipeline_from_spirv(spv, spirv(spv), buffers, push_bytes, spec);
+}
+
 inline std::mt19937_64& rng() {
   static std::mt19937_64 r(trueno::test::gpu_test_seed("decy"));
   return r;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cuda/cuda_test_support.h"
+#include "support/temperature_draw_reference.h"
 #include "trueno/cuda/ops/sample.h"
 #include "trueno/ops.h"
 
@@ -182,41 +183,6 @@ TEST(CudaGpu, RepeatPenaltyIsTheCpuPenalty) {
   expect_contract("repeat_penalty", gpu, cpu, "penalized logits (and the others unchanged)");
 }
 
-// realizar's Sampler::pick_in_id_order (Note [Temperature alone], realizar/src/sampler/sampler.cpp),
-// restated: weights w = exp((x - max) * inv_t) by trueno's exp; sums of 256 ids in double, in id order,
-// then of the sums; r = u * total walks the blocks, then the ids of the block it falls in.
-std::vector<float> cpu_draw_weights(const std::vector<float>& x, float inv_t) {
-  const float top = *std::max_element(x.begin(), x.end());
-  std::vector<float> w(x.size());
-  for (std::size_t i = 0; i < x.size(); ++i) w[i] = (x[i] - top) * inv_t;
-  ops::exp(w, w);
-  return w;
-}
-
-int cpu_draw(const std::vector<float>& w, double u) {
-  const std::size_t n = w.size(), blocks = (n + 255) / 256;
-  std::vector<double> sums(blocks, 0.0);
-  for (std::size_t b = 0; b < blocks; ++b)
-    for (std::size_t i = b * 256; i < std::min(n, (b + 1) * 256); ++i) sums[b] += w[i];
-  double total = 0;
-  for (double s : sums) total += s;
-  double r = u * total;
-  for (std::size_t b = 0; b < blocks; ++b) {
-    if (!(r < sums[b])) {
-      r -= sums[b];
-      continue;
-    }
-    for (std::size_t i = b * 256; i < std::min(n, (b + 1) * 256); ++i) {
-      if (w[i] == 0.0f) continue;
-      if (r < w[i]) return static_cast<int>(i);
-      r -= w[i];
-    }
-  }
-  for (std::size_t i = n; i-- > 0;)
-    if (w[i] != 0.0f) return static_cast<int>(i);
-  return 0;
-}
-
 TEST(CudaGpu, TemperatureDrawIsTheCpuDraw) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   std::mt19937_64 rng(test_seed() + 60);
@@ -228,15 +194,15 @@ TEST(CudaGpu, TemperatureDrawIsTheCpuDraw) {
     if (n > 300) x[n / 3] = -kInf, x[n / 2] = 40.0f;  // an impossible token, and one far ahead (weights underflow)
     const DeviceBuffer xd = to_device(x), out(test_context(), sizeof(int));
     for (const float inv_t : {1.0f, 1.0f / 0.7f, 0.4f}) {
-      const auto w = cpu_draw_weights(x, inv_t);
+      const auto w = trueno::test::draw_weights(x, inv_t);
       for (int k = 0; k < 24; ++k) {
         const double u = k == 0 ? 0.0 : k == 1 ? std::nextafter(1.0, 0.0) : any(rng);
         temperature_draw(test_context(), xd.ptr(), n, inv_t, u, s, out.ptr());
         test_context().synchronize();
         int id = -2;
         out.download(&id, sizeof id);
-        EXPECT_EQ(id, cpu_draw(w, u)) << "n " << n << ", 1/T " << inv_t << ", u " << u;
-        gpu.push_back(static_cast<float>(id)), cpu.push_back(static_cast<float>(cpu_draw(w, u)));
+        EXPECT_EQ(id, trueno::test::draw(w, u)) << "n " << n << ", 1/T " << inv_t << ", u " << u;
+        gpu.push_back(static_cast<float>(id)), cpu.push_back(static_cast<float>(trueno::test::draw(w, u)));
       }
       std::vector<float> wd(n);
       s.weights.download(wd.data(), n * sizeof(float));
