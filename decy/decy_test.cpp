@@ -454,6 +454,15 @@ const Unsupported kUnsupported[] = {
     {"int /= unsigned", "__global__ void k(int* y, unsigned d) {\n  int x = y[0];\n  x /= d;\n  y[0] = x;\n}", 3, "C divides in the common type"},
     {"helper pointer to a local scalar", "__device__ float first(const float* p) { return p[0]; }\n__global__ void k(float* y) {\n  float a = 1.0f;\n  y[0] = first(&a);\n}", 4,
      "address-of"},
+    // GLSL arrays cannot alias; the output compiled with the values converted, not reinterpreted, before this was refused.
+    {"view of a shared array",
+     "__device__ int bits(const float* a) { return reinterpret_cast<const int*>(a)[0]; }\n__global__ void k(int* y) {\n  __shared__ float s[4];\n"
+     "  s[0] = 1.0f;\n  y[0] = bits(s);\n}",
+     1, "a 'const int' view of an array of float"},
+    {"float4 view of a local array",
+     "__device__ float first(const float* a) { return reinterpret_cast<const float4*>(a)[0].y; }\n__global__ void k(float* y) {\n"
+     "  float h[8];\n  h[1] = 1.0f;\n  y[0] = first(h);\n}",
+     1, "a 'const float4' view of an array of float"},
 };
 
 TEST(DecyCheck, UnsupportedConstructsAreNamedWithTheirLine) {

@@ -220,6 +220,14 @@ class Emitter {
     for (const auto& b : s.body) collect_shared(b, fn);
   }
 
+  // The GLSL element type of the __shared__ or local array the output calls `name` ("" for a buffer).
+  std::string array_type(const std::string& name) const {
+    for (const auto& [d, n] : shared_)
+      if (n == name) return gtype(d.type);
+    const auto l = local_arrays_.find(name);
+    return l != local_arrays_.end() ? l->second.first : "";
+  }
+
   std::string var_name(const std::string& name) const {
     auto it = shared_names_.find(fn_ + "/" + name);
     return it != shared_names_.end() ? it->second : rename(name);
@@ -674,8 +682,13 @@ class Emitter {
       }
       if (small(e.type.scalar)) (byte(e.type.scalar) ? storage8_ : storage16_) = true;
       const auto bt = buffer_types_.find(buffer);
-      if (bt == buffer_types_.end() || stype(bt->second) == stype(e.type))
+      if (bt == buffer_types_.end()) {  // a __shared__ or local array: GLSL arrays have no aliases to view them as another type
+        if (const std::string held = array_type(buffer); !held.empty() && held != gtype(e.type))
+          error(e.loc, "a '" + e.type.c_name + "' view of an array of " + held +
+                           " (reinterpret_cast of a __shared__ or local array: only buffers have aliases, Note [Vector types])");
         return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
+      }
+      if (stype(bt->second) == stype(e.type)) return buffer + "[" + (offset.empty() ? idx : offset + " + " + as_uint(i)) + "]";
       // Note [Vector types]: another element type: the alias of the same binding, at offset * sB / sV.
       const std::string t = stype(e.type);
       if (e.type.record != nullptr) records_[e.type.record->name] = e.type.record;
