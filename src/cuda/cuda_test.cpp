@@ -165,7 +165,7 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 26u);  // every decode kernel
+  EXPECT_EQ(checked, 29u);  // every decode kernel
   EXPECT_EQ(early, 6u);     // q4_k, q5_k, q6_k, q8_0, q4_0; rmsnorm_quantize
 }
 
@@ -593,6 +593,56 @@ TEST(CudaGpu, AttentionDecodeMatchesTheCpu) {
   EXPECT_EQ(attention_one_block(long_scratch, 256), tuning_define("TRUENO_ATTENTION_ONE_BLOCK", 1) != 0);
   EXPECT_FALSE(attention_one_block(long_scratch, 257));
   EXPECT_FALSE(attention_one_block(long_scratch, 0));
+}
+
+// Note [Rope inside the attention]: rope_attention_one_block leaves the output and both caches as rope_append
+// followed by the one-block attention does, bit for bit, and q and k unrotated.
+TEST(CudaGpu, RopeInsideTheAttentionEqualsRopeAppendThenAttention) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 9);
+  struct Shape { int n_head, n_kv, hd, rope_dim; bool neox; int pos, bucket; };
+  for (Shape sh : {Shape{32, 32, 128, 128, false, 0, 64}, Shape{32, 4, 64, 64, true, 37, 64}, Shape{8, 2, 128, 64, false, 255, 256},
+                   Shape{16, 16, 64, 64, false, 100, 128}, Shape{4, 1, 64, 32, true, 200, 256}}) {
+    const int n_ctx = 300, kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv;
+    AttentionScratch scratch(c, n_ctx, sh.n_head, sh.hd);
+    const std::string what = std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " x " + std::to_string(sh.hd) + ", rope " +
+                             std::to_string(sh.rope_dim) + (sh.neox ? " neox" : "") + ", position " + std::to_string(sh.pos);
+    if (!rope_attention_fusable(scratch, sh.bucket, sh.hd, sh.rope_dim)) GTEST_SKIP() << "TRUENO_ROPE_ATTENTION=0 or one block per head off";
+    const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng), k = random_vector(kv_row, rng), v = random_vector(kv_row, rng);
+    std::vector<std::uint16_t> cache(static_cast<std::size_t>(n_ctx) * kv_row * 2);
+    ops::f32_to_f16(random_vector(cache.size(), rng), cache);  // K then V; the rows past pos are noise neither may read
+    const std::size_t half = cache.size();  // bytes of one cache (K, then V, at this offset)
+    const float ts = std::pow(10000.0f, -2.0f / static_cast<float>(sh.rope_dim));
+    const RopeParams rope{sh.hd, sh.rope_dim, ts, 0, sh.neox};
+    DeviceBuffer dpos = to_device(&sh.pos, sizeof sh.pos);
+    DeviceBuffer q1 = to_device(q), k1 = to_device(k), v1 = to_device(v), c1 = to_device(cache), out1(c, q.size() * 4);
+    rope_append(c, q1.ptr(), k1.ptr(), v1.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), rope, c1.ptr(), c1.ptr() + half);
+    attention_decode(c, q1.ptr(), c1.ptr(), c1.ptr() + half, out1.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, kv_row, sh.bucket);
+    DeviceBuffer q2 = to_device(q), k2 = to_device(k), v2 = to_device(v), c2 = to_device(cache), out2(c, q.size() * 4);
+    rope_attention_one_block(c, q2.ptr(), k2.ptr(), v2.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), rope, c2.ptr(), c2.ptr() + half, out2.ptr(),
+                             scratch, sh.bucket);
+    const auto want = from_device(out1, q.size()), got = from_device(out2, q.size());
+    EXPECT_EQ(got, want) << what;
+    EXPECT_NE(got, std::vector<float>(q.size(), 0.0f)) << what;
+    std::vector<std::uint16_t> want_cache(cache.size()), got_cache(cache.size());
+    c1.download(want_cache.data(), cache.size() * 2);
+    c2.download(got_cache.data(), cache.size() * 2);
+    EXPECT_EQ(got_cache, want_cache) << what << ": both caches, every position";
+    EXPECT_NE(got_cache, cache) << what << ": the step's row was appended";
+    EXPECT_EQ(from_device(q2, q.size()), q) << what << ": q stays unrotated";
+    EXPECT_EQ(from_device(k2, k.size()), k) << what << ": k stays unrotated";
+  }
+  AttentionScratch scratch(c, 4096, 8, 128);
+  DeviceBuffer any(c, 1 << 20);
+  const RopeParams rope{80, 80, 0.9f, 0, false};
+  EXPECT_THROW(rope_attention_one_block(c, any.ptr(), any.ptr(), any.ptr(), 8, 8, any.ptr(), rope, any.ptr(), any.ptr(), any.ptr(), scratch, 256),
+               InvalidArgument);  // heads of 80
+  const RopeParams rope128{128, 128, 0.9f, 0, false};
+  EXPECT_THROW(rope_attention_one_block(c, any.ptr(), any.ptr(), any.ptr(), 8, 8, any.ptr(), rope128, any.ptr(), any.ptr(), any.ptr(), scratch, 512),
+               InvalidArgument);  // past one block's 256 positions
+  EXPECT_THROW(rope_attention_one_block(c, any.ptr(), any.ptr(), any.ptr(), 8, 3, any.ptr(), rope128, any.ptr(), any.ptr(), any.ptr(), scratch, 256),
+               InvalidArgument);  // 8 heads over 3 KV heads
 }
 
 // The batched step's kernels (kernels/batch_ops.cu) against the single sequence's, on identical inputs: three

@@ -95,10 +95,17 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
     DeviceBuffer dq = to_device(q), out(c, q.size() * 4);
     AttentionScratch scratch(c, n_ctx, sh.n_head, sh.hd);
     const int positions = sh.n % 2 == 0 ? 0 : sh.n;  // the whole context, or a bucket's positions
-    attention_decode_q8(c, dq.ptr(), copy, layer, out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions);
+    attention_decode_q8(c, dq.ptr(), copy, layer, out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions, Q8Passes::Two);
     const auto got = from_device(out, q.size());
     gpu_contract("attention_scores_q8"), gpu_contract("attention_combine_wide");
     expect_contract("attention_weights_v_q8", got, want, what);
+    // Note [One pass over the 8-bit copy]: the same attention in one pass, against the CPU and the two passes.
+    DeviceBuffer out1(c, q.size() * 4);
+    attention_decode_q8(c, dq.ptr(), copy, layer, out1.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions, Q8Passes::One);
+    const auto got1 = from_device(out1, q.size());
+    gpu_contract("attention_combine_rescaled");
+    expect_contract("attention_one_pass_q8", got1, want, what + ", one pass");
+    expect_contract("attention_one_pass_q8", got1, got, what + ", one pass against two", 2);
 
     // What the copy costs in accuracy: the f16 cache's exact attention against the copy's.
     std::vector<float> kx(k.size()), vx(v.size());
@@ -106,6 +113,7 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
     ops::f16_to_f32(std::span(vc).subspan(layer * per_layer, v.size()), vx);
     const std::vector<float> exact = attention_reference(q, kx, vx, sh.n_head, sh.n_kv, sh.hd, sh.n);
     expect_contract("attention_weights_v_q8", got, exact, what + " against the f16 cache", 1);
+    expect_contract("attention_one_pass_q8", got1, exact, what + ", one pass, against the f16 cache", 1);
   }
   // Refused: head sizes other than 64 and 128, layers and positions outside the copy, rows not of 32s.
   KvCopyQ8 copy(c, 2, 64, 128);

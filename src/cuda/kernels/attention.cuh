@@ -210,10 +210,13 @@ __device__ __forceinline__ void attention_combine_body(const float* __restrict__
 // weighted sum of V, written straight to out.
 constexpr int kOneBlockPositions = 256;
 
-// qh: the head's q in global memory, loaded after the K and V rows (all in flight together).
+// qh: the head's q, loaded after the K and V rows (all in flight together). Rows [0, cached) come from
+// the cache k, v; row cached (< n) from own_k, own_v: the step's own row, which rope_attention_one_block
+// keeps in shared memory (Note [Rope inside the attention]); cached == n otherwise.
 template <int HD>
-__device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, const u16* __restrict__ v, int n, int kv_row, float scale,
-                                                 const float* __restrict__ qh, float* __restrict__ s, float* __restrict__ oh) {
+__device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, const u16* __restrict__ v, int n, int cached, int kv_row,
+                                                 float scale, const float* __restrict__ qh, float* __restrict__ s, float* __restrict__ oh,
+                                                 const u16* own_k, const u16* own_v) {
   constexpr int kLanes = HD / 8, kRowsPerPass = 256 / kLanes, kPasses = kOneBlockPositions / kRowsPerPass;
   const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes, t = threadIdx.x;
   uint4 kr[kPasses], vr[kPasses];
@@ -221,8 +224,8 @@ __device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, cons
   for (int u = 0; u < kPasses; ++u) {
     const int j = slot + u * kRowsPerPass;
     const u64 at = static_cast<u64>(j) * kv_row + part * 8;
-    kr[u] = j < n ? *reinterpret_cast<const uint4*>(k + at) : zero_uint4();
-    vr[u] = j < n ? *reinterpret_cast<const uint4*>(v + at) : zero_uint4();
+    kr[u] = j < cached ? *reinterpret_cast<const uint4*>(k + at) : j < n ? *reinterpret_cast<const uint4*>(own_k + part * 8) : zero_uint4();
+    vr[u] = j < cached ? *reinterpret_cast<const uint4*>(v + at) : j < n ? *reinterpret_cast<const uint4*>(own_v + part * 8) : zero_uint4();
   }
   float qv[8];
   const float4 q0 = *reinterpret_cast<const float4*>(qh + part * 8), q1 = *reinterpret_cast<const float4*>(qh + part * 8 + 4);
@@ -272,8 +275,8 @@ __device__ __forceinline__ void attention_one_block_body(const float* __restrict
   const u16 *k = kc + kvh * hd, *v = vc + kvh * hd;
   float* oh = out + h * hd;
   if (vector_rows(hd, kv_row, kc) && vector_rows(hd, kv_row, vc) && (reinterpret_cast<u64>(q) & 15) == 0) {
-    if (hd == 128) one_block_vector<128>(k, v, n, kv_row, scale, q + h * hd, s, oh);
-    else one_block_vector<64>(k, v, n, kv_row, scale, q + h * hd, s, oh);
+    if (hd == 128) one_block_vector<128>(k, v, n, n, kv_row, scale, q + h * hd, s, oh, k, v);
+    else one_block_vector<64>(k, v, n, n, kv_row, scale, q + h * hd, s, oh, k, v);
     return;
   }
   __shared__ float qh[256];
@@ -438,6 +441,67 @@ __device__ __forceinline__ void attention_weights_v_q8_body(const i8* __restrict
   float* oc = o + (static_cast<u64>(h) * grid_chunks + first) * hd;
   if (hd == 128) weights_v_q8_vector<128>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
   else weights_v_q8_vector<64>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
+}
+
+// Note [One pass over the 8-bit copy]
+// The two passes above (scores, then weights times V) round each weight to f16 after the global softmax,
+// as the CPU does; the second pass waits for every block of the first, and the scores travel through the
+// scratch (2 MB per 7B layer at 16K positions). Over the 8-bit copy, whose values already differ from the
+// f16 cache's (its contract bounds them against both), one pass does what flash-decoding does: each block
+// takes its own maximum m and sum l, weights its V rows by exp(s - m) in f32 and writes the unnormalized
+// sum with (m, l); attention_combine_rescaled scales every block's sum by exp(m - M) / L. The weights are
+// then not rounded to f16 (the CPU's are): a relative difference of at most 2^-11 per weight, measured
+// in the copy's test. TRUENO_ATTENTION_ONE_PASS_Q8=0 (a tuning knob) takes the two passes.
+__device__ __forceinline__ void attention_one_pass_q8_body(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd,
+                                                           const i8* __restrict__ v8, const u16* __restrict__ vd, int n, int h, int block,
+                                                           int grid_chunks, int hd, int group, int kv_row, float scale,
+                                                           float* __restrict__ ml, float* __restrict__ o) {
+  const int j0 = block * kQ8Keys;
+  if (j0 >= n) return;
+  const int j1 = min(n, j0 + kQ8Keys), kvh = h / group, t = threadIdx.x, slot = (h * grid_chunks + block * (kQ8Keys / kChunk));
+  __shared__ float qh[256];
+  __shared__ float sc[kQ8Keys];
+  __shared__ float partial[4096];
+  for (int d = t; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
+  __syncthreads();
+  if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
+  else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
+  __syncthreads();
+  const float sv = t < j1 - j0 ? sc[t] : -__int_as_float(0x7f800000);
+  const float m = block_max(sv);
+  const float e = t < j1 - j0 ? expf(sv - m) : 0.0f;
+  const float l = block_sum(e);
+  sc[t] = e;  // each thread rewrites only its own score; block_sum's barriers ordered the reads
+  __syncthreads();
+  if (hd == 128) weights_v_q8_vector<128>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial, o + static_cast<u64>(slot) * hd);
+  else weights_v_q8_vector<64>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial, o + static_cast<u64>(slot) * hd);
+  if (t == 0) ml[2 * slot] = m, ml[2 * slot + 1] = l;
+}
+
+// out[h] = sum over the blocks b of kQ8Keys positions of o_b exp(m_b - M) / sum_b l_b exp(m_b - M), M the
+// largest m_b (Note [One pass over the 8-bit copy]); 256 threads as attention_combine_wide_body.
+__device__ __forceinline__ void attention_combine_rescaled_body(const float* __restrict__ o, const float* __restrict__ ml, int n, int h,
+                                                                int hd, int max_chunks, float* __restrict__ out) {
+  constexpr int kStride = kQ8Keys / kChunk;
+  const int blocks = (n + kQ8Keys - 1) / kQ8Keys, t = threadIdx.x, groups = blockDim.x / hd, d = t % hd, g = t / hd;
+  const float* mlh = ml + static_cast<u64>(h) * max_chunks * 2;
+  float mt = -__int_as_float(0x7f800000);
+  for (int b = t; b < blocks; b += blockDim.x) mt = fmaxf(mt, mlh[2 * b * kStride]);
+  const float M = block_max(mt);
+  float lt = 0.0f;
+  for (int b = t; b < blocks; b += blockDim.x) lt += mlh[2 * b * kStride + 1] * expf(mlh[2 * b * kStride] - M);
+  const float L = block_sum(lt);
+  __shared__ float part[256];
+  float acc = 0.0f;
+  if (g < groups)
+    for (int b = g; b < blocks; b += groups) acc += o[(static_cast<u64>(h) * max_chunks + b * kStride) * hd + d] * expf(mlh[2 * b * kStride] - M);
+  part[t] = acc;
+  __syncthreads();
+  if (t < hd) {
+    float sum = 0.0f;
+    for (int gg = 0; gg < groups; ++gg) sum += part[gg * hd + t];
+    out[h * hd + t] = sum / L;
+  }
 }
 
 // out[h] = the sum of the partials of the blocks of `block_positions` positions (64: the f16 kernels',

@@ -51,6 +51,7 @@ extern "C" __global__ void kv_append(const float* __restrict__ k, const float* _
 // for head h = blockIdx.x (KV head h / group) over positions j <= *pos of one layer's cache [n_ctx][kv_row].
 // Scratch: s [n_head][n_ctx], ml [n_head][n_chunks][2], o [n_head][n_chunks][hd].
 #include "attention.cuh"
+#include "rope_append.cuh"
 
 extern "C" __global__ void __launch_bounds__(256)
     attention_scores(const float* __restrict__ q, const u16* __restrict__ kc, const int* __restrict__ pos, int hd, int group,
@@ -73,6 +74,30 @@ extern "C" __global__ void __launch_bounds__(256, 1)
                         int hd, int group, int kv_row, float scale, float* __restrict__ out) {
   overlap_prologue();
   attention_one_block_body(q, kc, vc, *pos + 1, blockIdx.x, hd, group, kv_row, scale, out);
+}
+
+// Note [Rope inside the attention]
+// Below kOneBlockPositions positions a decode step's rope_append (rotate q and k, append k and v to the
+// cache) runs inside the one-block attention: each head's block rotates its q and its KV head's k into
+// shared memory (rope_head: rope_append's arithmetic), takes the step's own K and V row from there and the
+// earlier rows from the cache; the first block of each KV group also writes the row to the cache (a block
+// never reads a row another block writes). The outputs and the cache equal rope_append + attention_one_block
+// bit for bit (a test checks); one launch per layer less. q and k in global memory stay unrotated.
+extern "C" __global__ void __launch_bounds__(256, 1)
+    rope_attention_one_block(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, int hd, int rope_dim,
+                             const int* __restrict__ pos, float theta_scale, const float* __restrict__ freqs, int neox, int group,
+                             int kv_row, float scale, u16* __restrict__ kc, u16* __restrict__ vc, float* __restrict__ out) {
+  overlap_prologue();
+  const int p = min(*pos, kOneBlockPositions - 1), h = blockIdx.x, kvh = h / group;  // the launcher's promise; memory-safe if broken
+  __shared__ __align__(16) float qs[128];
+  __shared__ __align__(16) u16 ks[128], vs[128];
+  __shared__ float s[kOneBlockPositions];
+  const u64 slot = static_cast<u64>(p) * kv_row + kvh * hd;
+  rope_head(q + h * hd, k + kvh * hd, v + kvh * hd, hd, rope_dim, p, theta_scale, freqs, neox, qs, ks, vs, kc + slot, vc + slot,
+            h % group == 0);
+  __syncthreads();
+  if (hd == 128) one_block_vector<128>(kc + kvh * hd, vc + kvh * hd, p + 1, p, kv_row, scale, qs, s, out + h * hd, ks, vs);
+  else if (hd == 64) one_block_vector<64>(kc + kvh * hd, vc + kvh * hd, p + 1, p, kv_row, scale, qs, s, out + h * hd, ks, vs);
 }
 
 extern "C" __global__ void attention_combine(const float* __restrict__ o, const int* __restrict__ pos, int hd, int max_chunks,
@@ -99,6 +124,23 @@ extern "C" __global__ void __launch_bounds__(256)
                            float* __restrict__ o) {
   overlap_prologue();
   attention_weights_v_q8_body(v8, vd, *pos + 1, blockIdx.x, blockIdx.y, grid_chunks, hd, group, kv_row, n_ctx, s, ml, o);
+}
+
+// Note [One pass over the 8-bit copy] (attention.cuh): one launch of (head, block of kQ8Keys positions)
+// blocks, then attention_combine_rescaled; ml and o in the scratch's layout (a block's slot: its first chunk).
+extern "C" __global__ void __launch_bounds__(256)
+    attention_one_pass_q8(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd, const i8* __restrict__ v8,
+                          const u16* __restrict__ vd, const int* __restrict__ pos, int hd, int group, int kv_row, float scale,
+                          int grid_chunks, float* __restrict__ ml, float* __restrict__ o) {
+  overlap_prologue();
+  attention_one_pass_q8_body(q, k8, kd, v8, vd, *pos + 1, blockIdx.x, blockIdx.y, grid_chunks, hd, group, kv_row, scale, ml, o);
+}
+
+extern "C" __global__ void __launch_bounds__(256)
+    attention_combine_rescaled(const float* __restrict__ o, const float* __restrict__ ml, const int* __restrict__ pos, int hd,
+                               int max_chunks, float* __restrict__ out) {
+  overlap_prologue();
+  attention_combine_rescaled_body(o, ml, *pos + 1, blockIdx.x, hd, max_chunks, out);
 }
 
 // attention_combine with 256 threads per head (hd 64 or 128), over blocks of block_positions positions.

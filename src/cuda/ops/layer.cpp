@@ -139,8 +139,11 @@ void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_
   launch_kv_quantize(c, k_cache, v_cache, copy, layer, 1, pos, 0, 1);
 }
 
+// TRUENO_ATTENTION_ONE_PASS_Q8=0 (a tuning knob): Q8Passes::Default takes the two passes.
+const bool kOnePassQ8 = tuning_define("TRUENO_ATTENTION_ONE_PASS_Q8", 1) != 0;
+
 void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
-                         AttentionScratch& a, int n_head, int hd, int group, int positions) {
+                         AttentionScratch& a, int n_head, int hd, int group, int positions, Q8Passes passes) {
   if (!attention_q8_supports(hd)) throw InvalidArgument(strcat("cuda attention over the 8-bit KV copy: head size ", hd, " (takes 64 or 128)"));
   if (positions < 0 || positions > a.n_ctx || a.n_ctx > copy.n_ctx || layer < 0 || layer >= copy.n_layer)
     throw InvalidArgument(strcat("cuda attention over the 8-bit KV copy: ", positions, " positions, layer ", layer, ", a scratch of ", a.n_ctx,
@@ -153,6 +156,13 @@ void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, i
   api::CUdeviceptr s = a.scores.ptr(), ml = a.max_sum.ptr(), o = a.partial.ptr();
   // One block per head and kQ8Keys positions (kernels/attention.cuh), four of the scratch's chunks.
   const auto heads = static_cast<unsigned>(n_head), q8_blocks = static_cast<unsigned>((chunks_used + 3) / 4);
+  if (passes == Q8Passes::One || (passes == Q8Passes::Default && kOnePassQ8)) {  // Note [One pass over the 8-bit copy]
+    void* p1[] = {&q, &k8, &kd, &v8, &vd, &pos, &hd, &group, &kv_row, &scale, &max_chunks, &ml, &o};
+    launch_overlapped(c, fn(c, "attention_one_pass_q8"), heads, q8_blocks, 256, 1, p1);
+    void* p2[] = {&o, &ml, &pos, &hd, &max_chunks, &out};
+    launch_overlapped(c, fn(c, "attention_combine_rescaled"), heads, 1, 256, 1, p2);
+    return;
+  }
   void* p1[] = {&q, &k8, &kd, &pos, &hd, &group, &kv_row, &scale, &n_ctx, &max_chunks, &s, &ml};
   launch_overlapped(c, fn(c, "attention_scores_q8"), heads, q8_blocks, 256, 1, p1);
   void* p2[] = {&v8, &vd, &pos, &hd, &group, &kv_row, &n_ctx, &max_chunks, &s, &ml, &o};
@@ -186,6 +196,28 @@ void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdevi
   void* params[] = {&q, &k, &v, &n_head, &n_kv, &hd, &rd, &pos, &ts, &freqs, &neox, &k_cache, &v_cache};
   const std::size_t threads = static_cast<std::size_t>(n_head + n_kv) * (rd / 2) + static_cast<std::size_t>(n_kv) * hd;
   launch_overlapped(c, f, blocks(threads, 128), 1, 128, 1, params);
+}
+
+// A tuning knob: TRUENO_ROPE_ATTENTION=0 keeps rope_append and the one-block attention apart, for comparison.
+const bool kRopeInAttention = tuning_define("TRUENO_ROPE_ATTENTION", 1) != 0;
+
+bool rope_attention_fusable(const AttentionScratch& a, int positions, int hd, int rope_dim) {
+  return kRopeInAttention && attention_one_block(a, positions) && (hd == 64 || hd == 128) && rope_dim <= hd;
+}
+
+void rope_attention_one_block(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
+                              const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
+                              const AttentionScratch& a, int positions) {
+  int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0, group = n_kv > 0 ? n_head / n_kv : 0, kv_row = n_kv * hd;
+  if (positions < 0 || positions > a.n_ctx || !rope_attention_fusable(a, positions, hd, rd) || n_kv < 1 || n_head % n_kv != 0 ||
+      k_cache % 16 != 0 || v_cache % 16 != 0)
+    throw InvalidArgument(strcat("cuda rope + attention in one launch: ", n_head, "/", n_kv, " heads of ", hd, " (rope over ", rd,
+                                 "), ", positions, " positions of a scratch of ", a.n_ctx,
+                                 " (takes heads of 64 or 128, at most 256 positions, 16-byte aligned caches)"));
+  float ts = p.theta_scale, scale = 1.0f / std::sqrt(static_cast<float>(hd));
+  api::CUdeviceptr freqs = p.freqs;
+  void* params[] = {&q, &k, &v, &hd, &rd, &pos, &ts, &freqs, &neox, &group, &kv_row, &scale, &k_cache, &v_cache, &out};
+  launch_overlapped(c, fn(c, "rope_attention_one_block"), static_cast<unsigned>(n_head), 1, 256, 1, params);
 }
 
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n) {

@@ -166,6 +166,8 @@ class CudaSequence final : public Sequence {
   // The decode step's launches for positions below `bucket` (attention covers that many); with logits,
   // the LM head into logits_dev_ and its scan into scan_dev_.
   void enqueue(bool logits, std::size_t bucket);
+  // Layer li's rope_append and attention over its cache (at byte offset layer_off) or the 8-bit copy, into att_.
+  void rope_and_attend(int li, std::size_t layer_off, std::size_t bucket);
   // Whether a step whose attention covers `bucket` positions reads the 8-bit KV copy (Note [8-bit KV copy]).
   bool reads_kv_copy(std::size_t bucket) const;
   // Quantizes the positions written since the copy was last valid (prompt passes, batched steps) into it.

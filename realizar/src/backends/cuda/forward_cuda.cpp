@@ -267,7 +267,6 @@ void CudaSequence::tap(int layer, std::string_view tensor, const cu::DeviceBuffe
 
 void CudaSequence::enqueue(bool logits, std::size_t bucket) {
   const std::size_t d = c_.n_embd;
-  const int group = static_cast<int>(c_.n_head / c_.n_head_kv);
   // Fused steps where the shapes allow (Q8_K blocks of 256): rmsnorm + quantize, rope + cache append,
   // swiglu + quantize; the unfused kernels otherwise (e.g. stories260K's width 64).
   const bool fuse_embd = xq_embd_.has_value(), fuse_ff = xq_ff_.has_value();
@@ -278,6 +277,7 @@ void CudaSequence::enqueue(bool logits, std::size_t bucket) {
       cu::rmsnorm(ctx_, x_.ptr(), weight.ptr(), c_.rms_eps, xn_.ptr(), 1, d);
   };
   const std::size_t qd = std::size_t{c_.n_head} * c_.head_dim;
+  const bool fuse_rope = !recording_ && cu::rope_attention_fusable(*attention_, static_cast<int>(bucket), rope_.head_dim, rope_.rope_dim);
   for (std::size_t l = 0; l < c_.n_layer; ++l) {
     const DeviceLayer& w = layers_[l];
     const int li = static_cast<int>(l);
@@ -289,18 +289,12 @@ void CudaSequence::enqueue(bool logits, std::size_t bucket) {
     if (w.bv.bytes() != 0) cu::add_inplace(ctx_, v_.ptr(), w.bv.ptr(), w.bv.bytes() / 4);
     tap(li, "q", q_, qd), tap(li, "k", k_, kv_row_), tap(li, "v", v_, kv_row_);
     const std::size_t layer_off = l * n_ctx_ * kv_row_ * sizeof(std::uint16_t);
-    cu::rope_append(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(),
-                    rope_, k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off);
-    tap(li, "q_rope", q_, qd), tap(li, "k_rope", k_, kv_row_);  // rope_append rotates q and k in place
-    if (reads_kv_copy(bucket)) {  // Note [8-bit KV copy]: this position's k and v to the copy, then attention over it
-      cu::kv_quantize_q8_at(ctx_, k_cache_.ptr(), v_cache_.ptr(), *kv_q8_, li, pos_dev_.ptr());
-      cu::attention_decode_q8(ctx_, q_.ptr(), *kv_q8_, li, att_.ptr(), pos_dev_.ptr(), *attention_, static_cast<int>(c_.n_head),
-                              static_cast<int>(c_.head_dim), group, static_cast<int>(bucket));
-    } else {
-      cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(),
-                           *attention_, static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_),
-                           static_cast<int>(bucket));
-    }
+    if (fuse_rope)  // Note [Rope inside the attention]: one launch, the same bits; q_ and k_ stay unrotated
+      cu::rope_attention_one_block(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv),
+                                   pos_dev_.ptr(), rope_, k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), *attention_,
+                                   static_cast<int>(bucket));
+    else
+      rope_and_attend(li, layer_off, bucket);
     tap(li, "attn_out", att_, qd);
     linear({{&w.wo, &x_}}, att_, xq_embd_, /*accumulate=*/true);  // the residual: x += Wo att
     tap(li, "ffn_inp", x_, d);
@@ -323,6 +317,21 @@ void CudaSequence::enqueue(bool logits, std::size_t bucket) {
     tap(kNoLayer, "logits", logits_dev_, c_.n_vocab);
     cu::argmax(ctx_, logits_dev_.ptr(), c_.n_vocab, *sample_, scan_dev_.ptr());
   }
+}
+
+void CudaSequence::rope_and_attend(int li, std::size_t layer_off, std::size_t bucket) {
+  const int group = static_cast<int>(c_.n_head / c_.n_head_kv);
+  cu::rope_append(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), static_cast<int>(c_.n_head), static_cast<int>(c_.n_head_kv), pos_dev_.ptr(), rope_,
+                  k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off);
+  tap(li, "q_rope", q_, std::size_t{c_.n_head} * c_.head_dim), tap(li, "k_rope", k_, kv_row_);  // rope_append rotates q and k in place
+  if (reads_kv_copy(bucket)) {  // Note [8-bit KV copy]: this position's k and v to the copy, then attention over it
+    cu::kv_quantize_q8_at(ctx_, k_cache_.ptr(), v_cache_.ptr(), *kv_q8_, li, pos_dev_.ptr());
+    cu::attention_decode_q8(ctx_, q_.ptr(), *kv_q8_, li, att_.ptr(), pos_dev_.ptr(), *attention_, static_cast<int>(c_.n_head),
+                            static_cast<int>(c_.head_dim), group, static_cast<int>(bucket));
+    return;
+  }
+  cu::attention_decode(ctx_, q_.ptr(), k_cache_.ptr() + layer_off, v_cache_.ptr() + layer_off, att_.ptr(), pos_dev_.ptr(), *attention_,
+                       static_cast<int>(c_.n_head), static_cast<int>(c_.head_dim), group, static_cast<int>(kv_row_), static_cast<int>(bucket));
 }
 
 void CudaSequence::step(std::int32_t token, Logits logits, float* host_row) {

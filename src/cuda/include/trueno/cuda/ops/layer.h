@@ -78,9 +78,13 @@ void kv_quantize_q8(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cac
 // Position *pos (read when the launch runs, as the decode step's kernels do) of layer `layer` to the copy.
 void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer, api::CUdeviceptr pos);
 // attention_decode's split launches over layer `layer` of the copy (blocks of 256 positions, their own
-// combine: attention_combine_wide); q, out, pos, scratch, positions as there. InvalidArgument for a head size attention_q8_supports refuses.
+// combine); q, out, pos, scratch, positions as there. Two passes (scores, then f16-rounded weights times
+// V, then attention_combine_wide) or one (Note [One pass over the 8-bit copy], kernels/attention.cuh: f32
+// weights per block, attention_combine_rescaled); Default: one, unless TRUENO_ATTENTION_ONE_PASS_Q8=0.
+// InvalidArgument for a head size attention_q8_supports refuses.
+enum class Q8Passes { Default, Two, One };
 void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
-                         AttentionScratch& scratch, int n_head, int hd, int group, int positions = 0);
+                         AttentionScratch& scratch, int n_head, int hd, int group, int positions = 0, Q8Passes passes = Q8Passes::Default);
 
 // Fused (kernels/fused_ops.cu). xn[n] = rmsnorm(x) * w and xq = Q8_K(xn), n = xq.n (a multiple of 256).
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq);
@@ -90,6 +94,15 @@ void swiglu_quantize(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, Q8Activ
 // caches at *pos (one launch for rope x2 + kv_append).
 void rope_append(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
                  const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache);
+
+// rope_append and attention_decode's one-block kernel in one launch (Note [Rope inside the attention],
+// kernels/layer_ops.cu): out and the caches as the two would leave them, bit for bit; q and k stay
+// unrotated. Fusable: the launch covers at most kOneBlockPositions positions (attention_one_block), heads
+// of 64 or 128 values, and TRUENO_ROPE_ATTENTION is not 0; InvalidArgument otherwise.
+bool rope_attention_fusable(const AttentionScratch& scratch, int positions, int hd, int rope_dim);
+void rope_attention_one_block(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
+                              const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, api::CUdeviceptr out,
+                              const AttentionScratch& scratch, int positions);
 
 // g[n] = silu(g) * u.
 void swiglu(Context& c, api::CUdeviceptr g, api::CUdeviceptr u, std::size_t n);
