@@ -344,8 +344,9 @@ TEST(DecyVulkanGpu, ProjectAttentionMatchesTheCpu) {
 
 // layer_ops.cu's 8-bit KV copy (Note [8-bit KV copy]): kv_quantize_q8 (--warp32: a warp's absmax by
 // shuffles) against the CPU's quantize(Q8_0) bit for bit, then the split attention over the copy
-// (attention_scores_q8, attention_weights_v_q8 with --warp32; attention_combine_wide) against the CPU's
-// attention over the copy's values: 521 positions, three blocks of 256 positions, nine chunks of 64.
+// (attention_scores_q8, attention_weights_v_q8 with --warp32; attention_combine_wide), and in one pass
+// (attention_one_pass_q8, attention_combine_rescaled, --warp32), against the CPU's attention over the
+// copy's values: 521 positions, three blocks of 256 positions, nine chunks of 64.
 TEST(DecyVulkanGpu, ProjectAttentionOverTheKvCopyMatchesTheCpu) {
   DECY_REQUIRE_VULKAN_DEVICE();
   const auto& info = context().info();
@@ -434,6 +435,19 @@ TEST(DecyVulkanGpu, ProjectAttentionOverTheKvCopyMatchesTheCpu) {
     rec.dispatch(combine, {&bo, &bpos, &bout}, pc, n_head);
     rec.submit();
     trueno::test::expect_gpu_contract("decy", "layer_ops_attention_q8", download(bout, want.size()), want, what);
+    // Note [One pass over the 8-bit copy]: attention_one_pass_q8, then attention_combine_rescaled.
+    Buffer bout1(context(), want.size() * 4);
+    const struct {
+      std::int32_t hd, group, kv_row;
+      float scale;
+      std::int32_t grid_chunks;
+    } p1{hd, group, kv_row, scale, chunks};
+    const std::int32_t p2[2] = {hd, chunks};
+    Recorder one(context());
+    one.dispatch(pipeline("layer_ops_attention_one_pass_q8", 8, 20), {&bq, &bk8, &bkd, &bv8, &bvd, &bpos, &bml, &bo}, p1, n_head, blocks);
+    one.dispatch(pipeline("layer_ops_attention_combine_rescaled", 4, 8), {&bo, &bml, &bpos, &bout1}, p2, n_head);
+    one.submit();
+    trueno::test::expect_gpu_contract("decy", "layer_ops_attention_one_pass_q8", download(bout1, want.size()), want, what + ", one pass");
   }
 }
 
