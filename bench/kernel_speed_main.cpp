@@ -1,4 +1,4 @@
-// A dependency-free kernel timing: block dots (Q4_K, Q6_K x Q8_K; Q4_0, Q8_0 x Q8_0; Q4_K and Q6_K
+// A dependency-free kernel timing: block dots (Q4_K, Q6_K x Q8_K; Q4_0, Q8_0 x Q8_0; Q4_K, Q6_K and Q8_0
 // rows interleaved by 8, per row) and an f32 dot, one 4096-wide row, on every CPU tier this binary has. Builds natively and for WebAssembly alike
 // (Google Benchmark is not built for WebAssembly), for the table in docs/BROWSER.md:
 //   native: g++ -O2 -std=c++20 -Iinclude -Isrc bench/kernel_speed_main.cpp build/<preset>/src/libtrueno.a -lpthread
@@ -70,16 +70,20 @@ int main() {
   std::vector<BlockQ6_Kx8> w6kx8(kCols / 256);
   pack_q6_k_x8(reinterpret_cast<const std::byte*>(w6k8.data()), kCols / 256 * sizeof(BlockQ6_K), kCols / 256,
                reinterpret_cast<std::byte*>(w6kx8.data()));
+  auto w808 = random_blocks<BlockQ8_0>(8 * kCols / 32, rng);  // 8 rows
+  std::vector<BlockQ8_0x8> w80x8(kCols / 32);
+  pack_q8_0_x8(reinterpret_cast<const std::byte*>(w808.data()), kCols / 32 * sizeof(BlockQ8_0), kCols / 32,
+               reinterpret_cast<std::byte*>(w80x8.data()));
   float out8[8];
   auto x80 = random_blocks<BlockQ8_0>(kCols / 32, rng);
   std::vector<float> a(kCols), b(kCols);
   for (std::size_t i = 0; i < kCols; ++i) a[i] = float(rng() % 1000) / 500.0f - 1.0f, b[i] = float(rng() % 1000) / 500.0f - 1.0f;
-  std::printf("%-10s %12s %12s %12s %12s %12s %12s %12s   (ns per %zu-wide row)\n", "tier", "q4_k.q8_k", "q4_k x8",
-              "q6_k.q8_k", "q6_k x8", "q4_0.q8_0", "q8_0.q8_0", "f32 dot", kCols);
+  std::printf("%-10s %12s %12s %12s %12s %12s %12s %12s %12s   (ns per %zu-wide row)\n", "tier", "q4_k.q8_k", "q4_k x8",
+              "q6_k.q8_k", "q6_k x8", "q4_0.q8_0", "q8_0.q8_0", "q8_0 x8", "f32 dot", kCols);
   for (Backend be : available()) {
     const cpu::KernelTable* t = cpu::table_or_null(be);
     if (t == nullptr) continue;
-    std::printf("%-10s %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f\n", std::string(name(be)).c_str(),
+    std::printf("%-10s %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f %12.0f\n", std::string(name(be)).c_str(),
                 time_ns([&] { return t->dot_q4_k_q8_k(w4k.data(), x8k.data(), w4k.size()); }),
                 time_ns([&] {
                   t->dot_x8_q4_k_q8_k(w4kx8.data(), x8k.data(), w4kx8.size(), out8);
@@ -92,6 +96,10 @@ int main() {
                 }) / 8,
                 time_ns([&] { return t->dot_q4_0_q8_0(w40.data(), x80.data(), w40.size()); }),
                 time_ns([&] { return t->dot_q8_0_q8_0(w80.data(), x80.data(), w80.size()); }),
+                time_ns([&] {
+                  t->dot_x8_q8_0_q8_0(w80x8.data(), x80.data(), w80x8.size(), out8);
+                  return out8[0] + out8[7];
+                }) / 8,
                 time_ns([&] { return t->dot(a.data(), b.data(), kCols); }));
   }
   return 0;

@@ -73,6 +73,14 @@ struct BlockQ6_Kx8 {
 };
 static_assert(sizeof(BlockQ6_Kx8) == 8 * sizeof(BlockQ6_K), "8 interleaved Q6_K blocks");
 
+// Block i of a group of 8 Q8_0 rows, the same idea: the 8 rows' d, then their qs in 4-byte pieces (for
+// piece k, rows 0..7's qs[4k .. 4k + 3]: 32 bytes, one 32-bit lane per row). The same 272 bytes.
+struct BlockQ8_0x8 {
+  std::uint16_t d[8];       // row r's f16 d
+  std::int8_t qs[8][8][4];  // [piece k][row r][byte b] = row r's qs[4k + b]
+};
+static_assert(sizeof(BlockQ8_0x8) == 8 * sizeof(BlockQ8_0), "8 interleaved Q8_0 blocks");
+
 // The 6-bit scale and min of sub-block j (0..7) of a Q4_K/Q5_K block. Internal linkage: included by
 // ISA-compiled kernels (Note [ISA namespaces]).
 static inline void k_scale_min(const std::uint8_t* scales, int j, int* sc, int* m) {

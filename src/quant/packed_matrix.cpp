@@ -54,6 +54,19 @@ void pack_q6_k_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, 
   }
 }
 
+void pack_q8_0_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, std::byte* out) {
+  for (std::size_t i = 0; i < nb; ++i) {
+    BlockQ8_0x8 p;
+    for (int r = 0; r < 8; ++r) {
+      BlockQ8_0 b;
+      std::memcpy(&b, rows + r * row_bytes + i * sizeof(BlockQ8_0), sizeof(b));
+      p.d[r] = b.d;
+      for (int k = 0; k < 8; ++k) std::memcpy(p.qs[k][r], b.qs + 4 * k, 4);
+    }
+    std::memcpy(out + i * sizeof(p), &p, sizeof(p));
+  }
+}
+
 }  // namespace quant
 
 namespace {
@@ -65,6 +78,7 @@ struct X8Format {
 };
 X8Format x8_format(QuantType type) {
   if (type == QuantType::Q6_K) return {sizeof(quant::BlockQ6_Kx8), quant::pack_q6_k_x8};
+  if (type == QuantType::Q8_0) return {sizeof(quant::BlockQ8_0x8), quant::pack_q8_0_x8};
   return {sizeof(quant::BlockQ4_Kx8), quant::pack_q4_k_x8};
 }
 
@@ -93,7 +107,7 @@ bool has_fast_x8(QuantType type, std::optional<Backend> backend) {
   const Backend b = cpu::kernels_backend(backend);
   // WebAssembly SIMD128 has the 8-row Q4_K body only (Note [Eight rows in SIMD128]); Q6_K keeps its rows there.
   if (b == Backend::WasmSIMD) return type == QuantType::Q4_K;
-  return (type == QuantType::Q4_K || type == QuantType::Q6_K) && (b == Backend::AVX2 || b == Backend::AVX512);
+  return (type == QuantType::Q4_K || type == QuantType::Q6_K || type == QuantType::Q8_0) && (b == Backend::AVX2 || b == Backend::AVX512);
 }
 
 std::optional<PackedQuantMatrix> PackedQuantMatrix::pack(QuantType type, std::span<const std::byte> w, std::size_t rows,

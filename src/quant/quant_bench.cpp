@@ -128,7 +128,7 @@ const int registered = [] {
     for (auto [r, c] : {std::pair<int, int>{4096, 4096}, {11008, 4096}, {4096, 11008}, {4096, 14336}})
       for (int th : {1, 0}) b->Args({r, c, th});
     b->ArgNames({"rows", "cols", "threads"})->UseRealTime()->Unit(benchmark::kMillisecond);
-    if (t == QuantType::Q4_K || t == QuantType::Q6_K) {
+    if (t == QuantType::Q4_K || t == QuantType::Q6_K || t == QuantType::Q8_0) {
       const std::string packed_name = "quant_matvec_packed/" + std::string(trueno::quant_info(t).name);
       auto* p = benchmark::RegisterBenchmark(packed_name.c_str(), matvec_packed, t);
       for (auto [r, c] : {std::pair<int, int>{4096, 4096}, {11008, 4096}, {4096, 11008}, {4096, 14336}})

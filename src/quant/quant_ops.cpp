@@ -79,6 +79,8 @@ void attach_packed(const char* op, Job& g, int k, const PackedQuantMatrix* p) {
   g.packed_rows = p->packed_rows();
   if (p->type() == QuantType::Q6_K)
     g.dot_x8 = g.table->dot_x8_q6_k_q8_k, g.x8_block_bytes = sizeof(quant::BlockQ6_Kx8);
+  else if (p->type() == QuantType::Q8_0)
+    g.dot_x8 = g.table->dot_x8_q8_0_q8_0, g.x8_block_bytes = sizeof(quant::BlockQ8_0x8);
   else
     g.dot_x8 = g.table->dot_x8_q4_k_q8_k, g.x8_block_bytes = sizeof(quant::BlockQ4_Kx8);
 }

@@ -154,6 +154,22 @@ inline void generic_dot_x8_q6_k_q8_k(const void* w, const void* x, std::size_t n
   for (int r = 0; r < 8; ++r) out[r] = sum[r];
 }
 
+// Eight interleaved Q8_0 rows (Note [Interleaved rows]) against one Q8_0 row: per row the integer sum
+// and float steps of generic_dot_q8_0_q8_0, in its order, so out[r] is its dot of row r.
+inline void generic_dot_x8_q8_0_q8_0(const void* w, const void* x, std::size_t nb, float* out) {
+  float sum[8] = {};
+  for (std::size_t i = 0; i < nb; ++i) {
+    const auto b = load_block<quant::BlockQ8_0x8>(w, i);
+    const auto bx = load_block<quant::BlockQ8_0>(x, i);
+    for (int r = 0; r < 8; ++r) {
+      int s = 0;
+      for (int j = 0; j < 32; ++j) s += b.qs[j / 4][r][j % 4] * bx.qs[j];
+      sum[r] += detail::f16_bits_to_f32(b.d[r]) * detail::f16_bits_to_f32(bx.d) * static_cast<float>(s);
+    }
+  }
+  for (int r = 0; r < 8; ++r) out[r] = sum[r];
+}
+
 inline float generic_dot_q6_k_q8_k(const void* w, const void* x, std::size_t nb) {
   float sum = 0.0f;
   for (std::size_t i = 0; i < nb; ++i) {

@@ -30,6 +30,11 @@ void dot_x8_q4_k_q8_k(const void* w, const void* x, std::size_t nb, float* out) 
   generic_dot_x8_q4_k_q8_k(w, x, nb, out);
 }
 #endif
+#ifndef TRUENO_QDOT_HAVE_X8_Q8_0
+void dot_x8_q8_0_q8_0(const void* w, const void* x, std::size_t nb, float* out) {
+  generic_dot_x8_q8_0_q8_0(w, x, nb, out);
+}
+#endif
 #ifndef TRUENO_QDOT_HAVE_X8_Q6_K
 void dot_x8_q6_k_q8_k(const void* w, const void* x, std::size_t nb, float* out) {
   generic_dot_x8_q6_k_q8_k(w, x, nb, out);

@@ -7,7 +7,7 @@
 #define TRUENO_QDOT_VARIANT_DECLS                                                                     \
   QDot dot_q4_0_q8_0, dot_q8_0_q8_0, dot_q4_k_q8_k, dot_q5_k_q8_k, dot_q6_k_q8_k;                       \
   QDotRows dot_rows_q4_0_q8_0, dot_rows_q8_0_q8_0, dot_rows_q4_k_q8_k, dot_rows_q5_k_q8_k, dot_rows_q6_k_q8_k; \
-  QDotX8 dot_x8_q4_k_q8_k, dot_x8_q6_k_q8_k;
+  QDotX8 dot_x8_q4_k_q8_k, dot_x8_q6_k_q8_k, dot_x8_q8_0_q8_0;
 
 namespace trueno::cpu::neon_dotprod::kernels {
 TRUENO_QDOT_VARIANT_DECLS
