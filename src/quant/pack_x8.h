@@ -3,6 +3,8 @@
 #pragma once
 #include <cstddef>
 
+#include "trueno/quant.h"
+
 namespace trueno::quant {
 
 // rows: 8 Q4_K rows of nb blocks, row_bytes apart -> out: nb BlockQ4_Kx8 (nb * 1184 bytes).
@@ -11,5 +13,13 @@ void pack_q4_k_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, 
 void pack_q6_k_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, std::byte* out);
 // rows: 8 Q8_0 rows of nb blocks, row_bytes apart -> out: nb BlockQ8_0x8 (nb * 272 bytes).
 void pack_q8_0_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, std::byte* out);
+
+// The 8-row layout of a type: bytes per block of 8 rows, and its packer. Q4_K, Q6_K and Q8_0 have one
+// (InvalidArgument for another type).
+struct X8Layout {
+  std::size_t block_bytes;
+  void (*pack)(const std::byte* rows, std::size_t row_bytes, std::size_t nb, std::byte* out);
+};
+X8Layout x8_layout(QuantType type);
 
 }  // namespace trueno::quant

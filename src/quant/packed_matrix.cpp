@@ -67,20 +67,18 @@ void pack_q8_0_x8(const std::byte* rows, std::size_t row_bytes, std::size_t nb, 
   }
 }
 
+X8Layout x8_layout(QuantType type) {
+  switch (type) {
+    case QuantType::Q4_K: return {sizeof(BlockQ4_Kx8), pack_q4_k_x8};
+    case QuantType::Q6_K: return {sizeof(BlockQ6_Kx8), pack_q6_k_x8};
+    case QuantType::Q8_0: return {sizeof(BlockQ8_0x8), pack_q8_0_x8};
+    default: throw InvalidArgument(strcat("8 interleaved rows: no layout for ", quant_info(type).name));
+  }
+}
+
 }  // namespace quant
 
 namespace {
-
-// The 8-row layout of a type (Note [Interleaved rows]): bytes per block of 8 rows, and its packer.
-struct X8Format {
-  std::size_t block_bytes;
-  void (*pack)(const std::byte*, std::size_t, std::size_t, std::byte*);
-};
-X8Format x8_format(QuantType type) {
-  if (type == QuantType::Q6_K) return {sizeof(quant::BlockQ6_Kx8), quant::pack_q6_k_x8};
-  if (type == QuantType::Q8_0) return {sizeof(quant::BlockQ8_0x8), quant::pack_q8_0_x8};
-  return {sizeof(quant::BlockQ4_Kx8), quant::pack_q4_k_x8};
-}
 
 // Note [Packed weights on huge pages]
 // Decode streams the packed rows from memory once per token; the mapped file may sit on huge pages of
@@ -121,7 +119,7 @@ std::optional<PackedQuantMatrix> PackedQuantMatrix::pack(QuantType type, std::sp
   m.type_ = type, m.original_ = w, m.rows_ = rows, m.cols_ = cols;
   m.packed_rows_ = rows / 8 * 8;
   const std::size_t nb = cols / quant_info(type).block_elems;
-  const X8Format f = x8_format(type);
+  const quant::X8Layout f = quant::x8_layout(type);
   m.packed_bytes_ = m.packed_rows_ / 8 * nb * f.block_bytes;
   m.packed_.reset(alloc_packed(m.packed_bytes_));
   for (std::size_t g = 0; g < m.packed_rows_ / 8; ++g)

@@ -11,6 +11,7 @@
 #include "cpu/kernels/qdot/qgemm_amx.h"
 #include "quant/blocks.h"
 #include "quant/finite.h"
+#include "quant/pack_x8.h"
 #include "trueno/error.h"
 #include "trueno/quant.h"
 #include "trueno/threads.h"
@@ -77,12 +78,10 @@ void attach_packed(const char* op, Job& g, int k, const PackedQuantMatrix* p) {
   if (g.m != 1) return;  // prefill: the original rows
   g.packed[k] = p->packed().data();
   g.packed_rows = p->packed_rows();
-  if (p->type() == QuantType::Q6_K)
-    g.dot_x8 = g.table->dot_x8_q6_k_q8_k, g.x8_block_bytes = sizeof(quant::BlockQ6_Kx8);
-  else if (p->type() == QuantType::Q8_0)
-    g.dot_x8 = g.table->dot_x8_q8_0_q8_0, g.x8_block_bytes = sizeof(quant::BlockQ8_0x8);
-  else
-    g.dot_x8 = g.table->dot_x8_q4_k_q8_k, g.x8_block_bytes = sizeof(quant::BlockQ4_Kx8);
+  g.dot_x8 = p->type() == QuantType::Q6_K   ? g.table->dot_x8_q6_k_q8_k
+             : p->type() == QuantType::Q8_0 ? g.table->dot_x8_q8_0_q8_0
+                                            : g.table->dot_x8_q4_k_q8_k;
+  g.x8_block_bytes = quant::x8_layout(p->type()).block_bytes;
 }
 
 // Note [Tasks per thread]

@@ -161,10 +161,12 @@ Output run_kernel(const cpu::KernelInfo& k, const cpu::KernelTable& t, const Inp
       out.f = y.get(in.m);
       break;
     }
-    case Kind::QDotX8: {  // in.wq: 8 Q4_K, Q6_K or Q8_0 rows, packed here (Note [Interleaved rows])
-      const bool q6 = k.name == "dot_x8_q6_k_q8_k", q8 = k.name == "dot_x8_q8_0_q8_0";
-      std::vector<std::byte> packed(in.nb * (q6 ? sizeof(quant::BlockQ6_Kx8) : q8 ? sizeof(quant::BlockQ8_0x8) : sizeof(quant::BlockQ4_Kx8)));
-      (q6 ? quant::pack_q6_k_x8 : q8 ? quant::pack_q8_0_x8 : quant::pack_q4_k_x8)(in.wq.data(), in.wq.size() / 8, in.nb, packed.data());
+    case Kind::QDotX8: {  // in.wq: 8 rows of the weight type, packed here (Note [Interleaved rows])
+      int wt, xt;
+      qdot_types("dot_" + std::string(k.name.substr(7)), &wt, &xt);  // dot_x8_X -> dot_X
+      const quant::X8Layout layout = quant::x8_layout(static_cast<QuantType>(wt));
+      std::vector<std::byte> packed(in.nb * layout.block_bytes);
+      layout.pack(in.wq.data(), in.wq.size() / 8, in.nb, packed.data());
       Shifted<std::byte> w(packed, off), xq(in.xq, off + 1);
       Shifted<float> y(8, off + 2);
       k.fn<cpu::QDotX8>(t)(w.p, xq.p, in.nb, y.p);
