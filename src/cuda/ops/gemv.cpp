@@ -12,7 +12,7 @@ namespace {
 constexpr std::size_t kQK = 256;       // elements per Q8_K / k-quant block
 // Warps per thread block in every gemv kernel, rows per warp in the quantized ones: as the kernels'
 // TRUENO_GEMV_WARPS / TRUENO_GEMV_ROWS (tuning knobs, nvrtc.h).
-const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS", 4));
+const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS", 2));
 const unsigned kQuantRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS", 4));
 const unsigned kQ6KRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_Q6K_ROWS", 2));
 const unsigned kB32RowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS_B32", 3));  // Q8_0, Q4_0
