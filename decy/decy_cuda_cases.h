@@ -11,7 +11,6 @@
 #include <cstring>
 #include <memory>
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -407,37 +406,9 @@ inline const trueno::vulkan::Pipeline& pipeline(const Case& k, trueno::vulkan::C
 // Records `times` dispatches of the case (one Recorder: a barrier between dispatches).
 inline void record_vulkan(const Case& k, trueno::vulkan::Context& vk, const Prepared& p, trueno::vulkan::Recorder& rec, int times) {
   const auto& pl = pipeline(k, vk, p);
-  for (int t = 0; t < times; ++t) {
-    switch (p.vulkan.size()) {  // Recorder::dispatch takes an initializer list of bindings
-      case 2: rec.dispatch(pl, {p.vulkan[0].get(), p.vulkan[1].get()}, p.push.data(), p.push.size(), k.grid_x, k.grid_y); break;
-      case 3: rec.dispatch(pl, {p.vulkan[0].get(), p.vulkan[1].get(), p.vulkan[2].get()}, p.push.data(), p.push.size(), k.grid_x, k.grid_y); break;
-      case 4:
-        rec.dispatch(pl, {p.vulkan[0].get(), p.vulkan[1].get(), p.vulkan[2].get(), p.vulkan[3].get()}, p.push.data(), p.push.size(), k.grid_x,
-                     k.grid_y);
-        break;
-      case 5:
-        rec.dispatch(pl, {p.vulkan[0].get(), p.vulkan[1].get(), p.vulkan[2].get(), p.vulkan[3].get(), p.vulkan[4].get()}, p.push.data(),
-                     p.push.size(), k.grid_x, k.grid_y);
-        break;
-      case 6:
-        rec.dispatch(pl, {p.vulkan[0].get(), p.vulkan[1].get(), p.vulkan[2].get(), p.vulkan[3].get(), p.vulkan[4].get(), p.vulkan[5].get()},
-                     p.push.data(), p.push.size(), k.grid_x, k.grid_y);
-        break;
-      case 7:
-        rec.dispatch(pl,
-                     {p.vulkan[0].get(), p.vulkan[1].get(), p.vulkan[2].get(), p.vulkan[3].get(), p.vulkan[4].get(), p.vulkan[5].get(),
-                      p.vulkan[6].get()},
-                     p.push.data(), p.push.size(), k.grid_x, k.grid_y);
-        break;
-      case 8:
-        rec.dispatch(pl,
-                     {p.vulkan[0].get(), p.vulkan[1].get(), p.vulkan[2].get(), p.vulkan[3].get(), p.vulkan[4].get(), p.vulkan[5].get(),
-                      p.vulkan[6].get(), p.vulkan[7].get()},
-                     p.push.data(), p.push.size(), k.grid_x, k.grid_y);
-        break;
-      default: throw std::invalid_argument(k.label + ": record_vulkan binds 2 to 8 buffers, the case has " + std::to_string(p.vulkan.size()));
-    }
-  }
+  std::vector<const trueno::vulkan::Buffer*> bound;
+  for (const auto& b : p.vulkan) bound.push_back(b.get());
+  for (int t = 0; t < times; ++t) rec.dispatch_buffers(pl, bound, p.push.data(), p.push.size(), k.grid_x, k.grid_y);
 }
 
 inline void launch_cuda(const Case& k, trueno::cuda::Context& cuda, Prepared& p) {

@@ -662,6 +662,11 @@ VkDescriptorSet Recorder::allocate_set(VkDescriptorSetLayout layout) {
 
 void Recorder::dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push, std::size_t push_bytes,
                         std::uint32_t gx, std::uint32_t gy, std::uint32_t gz) {
+  dispatch_buffers(p, std::span<const Buffer* const>(buffers.begin(), buffers.size()), push, push_bytes, gx, gy, gz);
+}
+
+void Recorder::dispatch_buffers(const Pipeline& p, std::span<const Buffer* const> buffers, const void* push, std::size_t push_bytes,
+                                std::uint32_t gx, std::uint32_t gy, std::uint32_t gz) {
   if (buffers.size() != p.buffers || buffers.size() > kBuffersPerSet)
     throw InvalidArgument(strcat("pipeline ", p.name, " takes ", p.buffers, " buffers, given ", buffers.size()));
   if (push_bytes != p.push_bytes) throw InvalidArgument(strcat("pipeline ", p.name, " takes ", p.push_bytes, " bytes of push constants, given ", push_bytes));

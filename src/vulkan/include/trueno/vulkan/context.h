@@ -136,6 +136,9 @@ class Recorder {
 
   void dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers, const void* push, std::size_t push_bytes,
                 std::uint32_t groups_x, std::uint32_t groups_y = 1, std::uint32_t groups_z = 1);
+  // The same with the bindings counted at run time (e.g. a table of test cases).
+  void dispatch_buffers(const Pipeline& p, std::span<const Buffer* const> buffers, const void* push, std::size_t push_bytes,
+                        std::uint32_t groups_x, std::uint32_t groups_y = 1, std::uint32_t groups_z = 1);
   template <class Push>
   void dispatch(const Pipeline& p, std::initializer_list<const Buffer*> buffers, const Push& push, std::uint32_t groups_x,
                 std::uint32_t groups_y = 1) {
