@@ -397,9 +397,7 @@ inline Prepared prepare(const Case& k, trueno::cuda::Context& cuda, trueno::vulk
 
 inline const trueno::vulkan::Pipeline& pipeline(const Case& k, trueno::vulkan::Context& vk, const Prepared& p) {
   const std::uint32_t spec[1] = {k.block};
-  // Named apart from the other decy tests' pipelines of the same SPIR-V: a pipeline keeps the push size it
-  // was made with, and those tests round some blocks up to std430's size (bench_read's {u64; u32}: 16).
-  return vk.pipeline_from_spirv("table:" + k.spirv, decy::test::spirv(k.spirv), static_cast<std::uint32_t>(k.bufs.size()),
+  return vk.pipeline_from_spirv(k.spirv, decy::test::spirv(k.spirv), static_cast<std::uint32_t>(k.bufs.size()),
                                 static_cast<std::uint32_t>(p.push.size()), spec);
 }
 

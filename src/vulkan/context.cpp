@@ -372,7 +372,9 @@ const Pipeline& Context::pipeline_from_spirv(std::string_view name, std::span<co
   for (const std::uint32_t w : words) h = (h ^ w) * 1099511628211ull;
   std::ostringstream module;
   module << "spirv:" << name << ":" << std::hex << h;
-  std::string key = strcat(module.str(), '[');
+  // The layout is part of the key: callers may push the same block as its members' extent or as std430's
+  // rounded size (e.g. {u64; u32}: 12 or 16 bytes), and each gets a pipeline that takes what it gives.
+  std::string key = strcat(module.str(), '/', buffers, '/', push_bytes, '[');
   for (std::size_t i = 0; i < spec.size(); ++i) key += strcat(i ? "," : "", spec[i]);
   key += ']';
   std::lock_guard lock(mu_);

@@ -510,7 +510,8 @@ namespace trueno::vulkan {
 namespace {
 
 // Context::pipeline_from_spirv (decy's kernels, docs/DECY.md): the embedded `add` module given as plain
-// words runs like the embedded pipeline; the same words give the same pipeline; non-SPIR-V is refused.
+// words runs like the embedded pipeline; the same words give the same pipeline, another push size another
+// one (which takes that size); non-SPIR-V is refused.
 TEST(VulkanGpu, PipelineFromGivenSpirvRuns) {
   TRUENO_REQUIRE_VULKAN_DEVICE();
   Context& c = testing::test_context();
@@ -520,6 +521,9 @@ TEST(VulkanGpu, PipelineFromGivenSpirvRuns) {
   const std::uint32_t spec[1] = {64};
   const Pipeline& p = c.pipeline_from_spirv("add_copy", words, 2, 8, spec);
   EXPECT_EQ(&p, &c.pipeline_from_spirv("add_copy", words, 2, 8, spec));
+  const Pipeline& wider = c.pipeline_from_spirv("add_copy", words, 2, 16, spec);
+  EXPECT_NE(&p, &wider);
+  EXPECT_EQ(wider.push_bytes, 16u);
   const std::uint32_t junk[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   EXPECT_THROW(c.pipeline_from_spirv("junk", junk, 1, 0), InvalidArgument);
   const std::size_t n = 200;
@@ -529,9 +533,11 @@ TEST(VulkanGpu, PipelineFromGivenSpirvRuns) {
   Recorder r(c);
   const std::uint32_t push[2] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n)};
   r.dispatch(p, {&by, &bx}, push, static_cast<std::uint32_t>((n + 63) / 64));
+  const std::uint32_t push16[4] = {static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(n), 0, 0};
+  r.dispatch(wider, {&by, &bx}, push16, static_cast<std::uint32_t>((n + 63) / 64));
   r.submit();
   const auto out = testing::from_device(by, n);
-  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<float>(i) + 0.5f) << i;
+  for (std::size_t i = 0; i < n; ++i) ASSERT_EQ(out[i], static_cast<float>(i) + 1.0f) << i;
 }
 
 }  // namespace

@@ -200,8 +200,8 @@ class Context {
                            std::span<const std::uint32_t> spec = {});
   // The pipeline of a SPIR-V module given by the caller (decy's translated kernels, docs/DECY.md): entry
   // point "main", `buffers` storage buffers at bindings 0.. of set 0, `push_bytes` of push constants,
-  // specialization constants spec (constant_id 0, 1, ...). Kept by the context under `name` and the words'
-  // hash. Throws InvalidArgument when the words are not SPIR-V, VulkanError when the driver rejects them.
+  // specialization constants spec (constant_id 0, 1, ...). Kept by the context under `name`, the words'
+  // hash and the layout (buffers, push_bytes). Throws InvalidArgument when the words are not SPIR-V, VulkanError when the driver rejects them.
   const Pipeline& pipeline_from_spirv(std::string_view name, std::span<const std::uint32_t> words, std::uint32_t buffers,
                                       std::uint32_t push_bytes, std::span<const std::uint32_t> spec = {});
   // Whether reductions use the subgroup-arithmetic variants: the device supports them and
