@@ -5,28 +5,13 @@
 // Rows: for KV head g = blockIdx.y, the T x group query rows that read it, row r = token r / group of
 // head g * group + r % group, so the heads of a group share every K/V tile a block loads. A block holds
 // 64 rows (4 warps x 16); rows past T x group repeat the last one and are not stored.
-#include "prelude.cuh"
+#include "async_copy.cuh"
 
 namespace {
 
 constexpr int kWarps = 4;
 constexpr int kRows = kWarps * 16;  // query rows per block
 constexpr int kKeys = 64;           // keys per tile
-
-__device__ __forceinline__ u32 shared_address(const void* p) {
-  u32 a;
-  asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
-  return a;
-}
-
-// 16 bytes global -> shared, asynchronously; zeros when !valid (keys past the cache: their V must not be
-// garbage, since 0 x NaN is NaN in the product).
-__device__ __forceinline__ void copy_async_16(u32 dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(valid ? 16 : 0) : "memory");
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;" ::: "memory"); }
-// Waits until at most one group of copies is still in flight.
-__device__ __forceinline__ void wait_copies_but_one() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
 
 __device__ __forceinline__ void load_matrices(u32 addr, u32& r0, u32& r1, u32& r2, u32& r3) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];" : "=r"(r0), "=r"(r1), "=r"(r2), "=r"(r3) : "r"(addr));
@@ -105,7 +90,7 @@ __device__ __forceinline__ void flash_attention(const u16* __restrict__ q16, con
   load_tile(vs, v_base, 0);
   for (int jt = 0; jt < n_tiles; ++jt) {
     const int j0 = jt * kKeys;
-    wait_copies_but_one();  // K of this tile
+    wait_copies<1>();  // K of this tile
     __syncthreads();
     float s[kKeys / 8][4];
 #pragma unroll
@@ -152,7 +137,7 @@ __device__ __forceinline__ void flash_attention(const u16* __restrict__ q16, con
         }
     }
 
-    wait_copies_but_one();  // V of this tile
+    wait_copies<1>();  // V of this tile
     __syncthreads();
 #pragma unroll
     for (int kk = 0; kk < kKeys / 16; ++kk) {
