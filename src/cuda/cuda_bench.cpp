@@ -246,5 +246,85 @@ void shaders_of_decy_args(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_CudaShadersOfDecy)->Apply(shaders_of_decy_args)->Iterations(10)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// Note [A persistent GEMV chain] (kernels/gemv_k45.cu): the GEMVs of a 7B decode token (32 layers of
+// q, k, v / wo / gate, up / down, all Q4_K here: 3.6 GB, more than the L2 holds) as 128 launches
+// (arg 0: gemv_multi, overlapped as in decode) or in one persistent kernel with a grid barrier between
+// phases (1) or none (2); 3 and 4 as 1 and 2 with every phase split evenly over the warps and the
+// weights through a ring in shared memory that runs ahead across phases. Activations stay constant: the
+// small steps between the GEMVs are left out.
+void BM_CudaGemvChain(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  const int mode = static_cast<int>(state.range(0));
+  const std::size_t d = 4096, f = 11008, layers = 32;
+  const std::size_t sq = quant_row_bytes(QuantType::Q4_K, d) * d, sg = quant_row_bytes(QuantType::Q4_K, d) * f,
+                    sd = quant_row_bytes(QuantType::Q4_K, f) * d;
+  const std::size_t per_layer = 4 * sq + 2 * sg + sd;
+  DeviceBuffer w(c, per_layer * layers);
+  check(c.driver().memset_d8_async(w.ptr(), 0x11, per_layer * layers, c.stream()), "memset");
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> xd(d), xf(f);
+  for (auto& v : xd) v = u(rng);
+  for (auto& v : xf) v = u(rng);
+  DeviceBuffer bxd(c, d * 4), bxf(c, f * 4), y(c, 8 * f * 4);
+  bxd.upload(xd.data(), d * 4), bxf.upload(xf.data(), f * 4);
+  Q8Activations qd(c, d), qf(c, f);
+  quantize_q8_k(c, bxd.ptr(), qd), quantize_q8_k(c, bxf.ptr(), qf);
+  struct Op {
+    api::CUdeviceptr w[3], y[3];
+    int rows[3];
+    api::CUdeviceptr xq, xd, xbs;
+    int nb, accumulate, grid_x, ny;
+  };
+  static_assert(sizeof(Op) == 104);
+  std::vector<Op> ops;
+  const auto yp = [&](int i) { return y.ptr() + static_cast<api::CUdeviceptr>(i) * f * 4; };
+  for (std::size_t l = 0; l < layers; ++l) {
+    const api::CUdeviceptr b = w.ptr() + l * per_layer;
+    const auto op = [&](std::initializer_list<api::CUdeviceptr> ws, int rows, const Q8Activations& x, int acc) {
+      Op o{};
+      int i = 0;
+      for (api::CUdeviceptr p : ws) o.w[i] = p, o.y[i] = yp(i), o.rows[i] = rows, ++i;
+      o.xq = x.q.ptr(), o.xd = x.d.ptr(), o.xbs = x.bsums.ptr(), o.nb = static_cast<int>(x.n / 256), o.accumulate = acc;
+      o.grid_x = (rows + 7) / 8, o.ny = i;
+      ops.push_back(o);
+    };
+    op({b, b + sq, b + 2 * sq}, static_cast<int>(d), qd, 0);
+    op({b + 3 * sq}, static_cast<int>(d), qd, 1);
+    op({b + 4 * sq, b + 4 * sq + sg}, static_cast<int>(f), qd, 0);
+    op({b + 4 * sq + 2 * sg}, static_cast<int>(d), qf, 1);
+  }
+  DeviceBuffer dops(c, ops.size() * sizeof(Op)), counters(c, ops.size() * 4);
+  dops.upload(ops.data(), ops.size() * sizeof(Op));
+  api::CUfunction chain = c.function("gemv_k45", mode >= 3 ? "bench_gemv_chain_ring" : "bench_gemv_chain");
+  int per_sm = 0;
+  check(c.driver().occupancy_max_blocks(&per_sm, chain, 64, 0), "occupancy");
+  const unsigned grid = static_cast<unsigned>(per_sm * c.info().sms);
+  const auto token = [&](int) {
+    if (mode == 0) {
+      for (const Op& o : ops) {
+        GemvTarget t[3];
+        for (int i = 0; i < o.ny; ++i) t[i] = {o.w[i], static_cast<std::size_t>(o.rows[i]), o.y[i]};
+        const Q8Activations& x = o.nb == static_cast<int>(d / 256) ? qd : qf;
+        gemv_multi(c, QuantType::Q4_K, std::span(t, static_cast<std::size_t>(o.ny)), x.n, 0, &x, false, o.accumulate != 0);
+      }
+      return;
+    }
+    check(c.driver().memset_d8_async(counters.ptr(), 0, ops.size() * 4, c.stream()), "memset");
+    api::CUdeviceptr po = dops.ptr(), pc = counters.ptr();
+    int n = static_cast<int>(ops.size()), barriers = mode == 1 || mode == 3 ? 1 : 0;
+    void* params[] = {&po, &n, &pc, &barriers};
+    launch(c, chain, grid, 1, 32, 2, params);
+  };
+  token(0);
+  c.synchronize();
+  for (auto _ : state) state.SetIterationTime(gpu_ms(c, token) / 1e3);
+  const double bytes = static_cast<double>(per_layer * layers);
+  state.counters["GB/s"] = benchmark::Counter(bytes, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["blocks_per_sm"] = per_sm;
+}
+BENCHMARK(BM_CudaGemvChain)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Arg(4)->Iterations(5)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 }  // namespace trueno::cuda

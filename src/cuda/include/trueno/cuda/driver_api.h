@@ -89,6 +89,7 @@ using nvrtcProgram = _nvrtcProgram*;
     (CUdeviceptr dst, CUdeviceptr src, std::size_t bytes, CUstream stream))                                   \
   X(CUresult, memset_d8_async, "cuMemsetD8Async", (CUdeviceptr dst, unsigned char v, std::size_t n, CUstream s)) \
   X(CUresult, module_load_data, "cuModuleLoadData", (CUmodule * mod, const void* image))                      \
+  X(CUresult, occupancy_max_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor", (int* n, CUfunction f, int block, std::size_t smem)) \
   X(CUresult, module_unload, "cuModuleUnload", (CUmodule mod))                                                \
   X(CUresult, module_get_function, "cuModuleGetFunction", (CUfunction * fn, CUmodule mod, const char* name))  \
   X(CUresult, launch_kernel, "cuLaunchKernel",                                                                \
