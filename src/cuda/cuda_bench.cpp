@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/half.h"
+#include "cuda/nvrtc.h"
 #include "trueno/cuda/context.h"
 #include "trueno/cuda/ops/convert.h"
 #include "trueno/cuda/ops/gemv.h"
@@ -251,11 +252,14 @@ BENCHMARK(BM_CudaShadersOfDecy)->Apply(shaders_of_decy_args)->Iterations(10)->Us
 // (arg 0: gemv_multi, overlapped as in decode) or in one persistent kernel with a grid barrier between
 // phases (1) or none (2); 3 and 4 as 1 and 2 with every phase split evenly over the warps and the
 // weights through a ring in shared memory that runs ahead across phases. Activations stay constant: the
-// small steps between the GEMVs are left out.
+// small steps between the GEMVs are left out. The persistent grid is as many blocks as the occupancy API
+// says fit at once, which the barriers need: run it on an otherwise idle GPU.
 void BM_CudaGemvChain(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = bench_context();
   const int mode = static_cast<int>(state.range(0));
+  // the kernels' block shape (TRUENO_GEMV_WARPS warps of TRUENO_GEMV_ROWS rows, as ops/gemv.cpp reads it)
+  const int warps = tuning_define("TRUENO_GEMV_WARPS", 2), rows_per_block = warps * tuning_define("TRUENO_GEMV_ROWS", 4);
   const std::size_t d = 4096, f = 11008, layers = 32;
   const std::size_t sq = quant_row_bytes(QuantType::Q4_K, d) * d, sg = quant_row_bytes(QuantType::Q4_K, d) * f,
                     sd = quant_row_bytes(QuantType::Q4_K, f) * d;
@@ -287,7 +291,7 @@ void BM_CudaGemvChain(benchmark::State& state) {
       int i = 0;
       for (api::CUdeviceptr p : ws) o.w[i] = p, o.y[i] = yp(i), o.rows[i] = rows, ++i;
       o.xq = x.q.ptr(), o.xd = x.d.ptr(), o.xbs = x.bsums.ptr(), o.nb = static_cast<int>(x.n / 256), o.accumulate = acc;
-      o.grid_x = (rows + 7) / 8, o.ny = i;
+      o.grid_x = (rows + rows_per_block - 1) / rows_per_block, o.ny = i;
       ops.push_back(o);
     };
     op({b, b + sq, b + 2 * sq}, static_cast<int>(d), qd, 0);
@@ -299,7 +303,7 @@ void BM_CudaGemvChain(benchmark::State& state) {
   dops.upload(ops.data(), ops.size() * sizeof(Op));
   api::CUfunction chain = c.function("gemv_k45", mode >= 3 ? "bench_gemv_chain_ring" : "bench_gemv_chain");
   int per_sm = 0;
-  check(c.driver().occupancy_max_blocks(&per_sm, chain, 64, 0), "occupancy");
+  check(c.driver().occupancy_max_blocks(&per_sm, chain, 32 * warps, 0), "occupancy");
   const unsigned grid = static_cast<unsigned>(per_sm * c.info().sms);
   const auto token = [&](int) {
     if (mode == 0) {
@@ -315,7 +319,7 @@ void BM_CudaGemvChain(benchmark::State& state) {
     api::CUdeviceptr po = dops.ptr(), pc = counters.ptr();
     int n = static_cast<int>(ops.size()), barriers = mode == 1 || mode == 3 ? 1 : 0;
     void* params[] = {&po, &n, &pc, &barriers};
-    launch(c, chain, grid, 1, 32, 2, params);
+    launch(c, chain, grid, 1, 32, static_cast<unsigned>(warps), params);
   };
   token(0);
   c.synchronize();
