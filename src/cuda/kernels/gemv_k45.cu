@@ -148,6 +148,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
 // zeroed before the launch): each warp issues its first weight loads, then waits (Note [Weights before
 // the wait]); without, the phases stream back to back (an upper bound: no dependency honoured).
 // Measured on the H200 (docs/PERFORMANCE.md, 2026-12-03): the barriers cost more than kernel boundaries.
+namespace {
 struct ChainOp {
   GemvTargets t;
   const i8* xq;
@@ -171,6 +172,8 @@ struct PhaseWait {
     *waited = true;
   }
 };
+}  // namespace
+
 extern "C" __global__ void __launch_bounds__(32 * kWarps)
     bench_gemv_chain(const ChainOp* __restrict__ ops, int n_ops, unsigned* __restrict__ counters, int barriers) {
   for (int i = 0; i < n_ops; ++i) {
