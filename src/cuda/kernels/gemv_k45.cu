@@ -156,6 +156,13 @@ struct ChainOp {
   const i16* xbs;
   int nb, accumulate, grid_x, ny;
 };
+// Spins until *counter reaches target (one thread; acquire: the writes counted before are visible).
+__device__ __forceinline__ void spin_until(const unsigned* counter, unsigned target) {
+  unsigned v;
+  do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
+  while (v < target);
+}
+
 // Waits (once per phase, lane 0 of each warp) until the previous phase's counter reaches every block.
 struct PhaseWait {
   const unsigned* counter;  // null: no wait
@@ -163,11 +170,7 @@ struct PhaseWait {
   bool* waited;
   __device__ void operator()(bool after) const {
     if (!after || counter == nullptr || *waited) return;
-    if (threadIdx.x == 0) {
-      unsigned v;
-      do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counter) : "memory");
-      while (v < blocks);
-    }
+    if (threadIdx.x == 0) spin_until(counter, blocks);
     __syncwarp();
     *waited = true;
   }
@@ -269,11 +272,7 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
     const int steps = chain_steps(op), groups = (op.t.rows[0] + kRows - 1) / kRows;
     const int tgt = cons.unit / (groups * steps), rg = cons.unit % (groups * steps) / steps, st = cons.unit % steps;
     if (barriers && cons.phase > 0 && cons.unit == static_cast<int>(chain_units(op) * warp / warps)) {  // a phase's first unit
-      if (lane == 0) {
-        unsigned v;
-        do asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(counters + cons.phase - 1) : "memory");
-        while (v < static_cast<unsigned>(warps));
-      }
+      if (lane == 0) spin_until(counters + cons.phase - 1, static_cast<unsigned>(warps));
       __syncwarp();
     }
     wait_copies<kChainStages - 1>();
