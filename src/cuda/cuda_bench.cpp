@@ -81,6 +81,31 @@ void BM_CudaReadBandwidth(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaReadBandwidth)->Arg(9437184)->Arg(33030144)->Arg(73728000)->Arg(1 << 30)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// The one-pass decode attention's reads (bench_read_rows) over one 7B layer's K at 16,384 positions (32
+// heads x 128 bytes per position, 64 MiB, rotating through 256 MiB): arg 0 in the copy's layout
+// [positions][heads x 128], arg 1 head-major [heads][positions][128].
+void BM_CudaReadRows(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  constexpr unsigned kHeads = 32, kPositions = 16384;
+  const std::size_t bytes = std::size_t{kHeads} * kPositions * 128, copies = kRotateBytes / bytes;
+  DeviceBuffer buf(bench_context(), copies * bytes), out(bench_context(), 4 * 4096);
+  check(c.driver().memset_d8_async(buf.ptr(), 1, copies * bytes, c.stream()), "cuMemsetD8Async");
+  api::CUfunction f = c.function("bench_read", "bench_read_rows");
+  api::CUdeviceptr p = 0, o = out.ptr();
+  const bool head_major = state.range(0) == 1;
+  unsigned long long head_stride = head_major ? std::size_t{kPositions} * 8 : 8;
+  unsigned row_stride = head_major ? 8 : kHeads * 8, never = 0x12345678u;
+  void* params[] = {&p, &head_stride, &row_stride, &never, &o};
+  for (auto _ : state)
+    state.SetIterationTime(gpu_ms(c, [&](int i) {
+                             p = buf.ptr() + (i % copies) * bytes;
+                             launch(c, f, kHeads, kPositions / 256, 256, 1, params);
+                           }) / 1e3);
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_CudaReadRows)->Arg(0)->Arg(1)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 void BM_CudaCopyBandwidth(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = bench_context();

@@ -25,3 +25,20 @@ extern "C" __global__ void bench_spin(u64 ns) {
   while (clock64_ns() - start < ns) {
   }
 }
+
+// The decode attention's read pattern over the 8-bit KV copy (attention.cuh, one pass): block (h, b) reads
+// rows [256 b, 256 b + 256) of head h, 128 bytes each (8 lanes x 16 bytes, 32 rows per pass, every load
+// of the block in flight at once), row j of head h at h * head_stride + j * row_stride (16-byte words).
+// [n][heads x 128 bytes] (the copy's layout: row_stride 256, head_stride 8) against [heads][n][128 bytes].
+extern "C" __global__ void __launch_bounds__(256)
+    bench_read_rows(const uint4* __restrict__ p, u64 head_stride, u32 row_stride, u32 never, u32* out) {
+  const int part = threadIdx.x % 8, slot = threadIdx.x / 8;
+  const uint4* __restrict__ base = p + blockIdx.x * head_stride;
+  uint4 v[8];
+#pragma unroll
+  for (int u = 0; u < 8; ++u) v[u] = base[static_cast<u64>(blockIdx.y * 256 + slot + 32 * u) * row_stride + part];
+  u32 x = 0;
+#pragma unroll
+  for (int u = 0; u < 8; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  if (x == never) out[blockIdx.x] = x;
+}
