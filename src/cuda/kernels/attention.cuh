@@ -339,6 +339,27 @@ __device__ __forceinline__ void unpack_i8x16(const uint4& r, float* f) {
 // as the f16 kernels' 16 KB: per-block latency, not bandwidth, measured on the H200).
 constexpr int kQ8Keys = 256;
 
+// Note [Swizzled runs of 16 floats]
+// The _q8 kernels' lanes each read q's values [16 part, 16 part + 16) from shared memory and write their
+// 16 sums of V to [16 part, 16 part + 16) of their group's row of partials. 16 floats are 64 bytes, so
+// the 8 lanes of a 16-byte access phase (parts 0-7) fall on 2 different 16-byte bank groups, 4 lanes
+// each: Nsight Compute counted 58% of the one-pass kernel's shared wavefronts as excess at 16K
+// positions (1.6 M of 2.8 M; the same lease: its time 53.6 us, DRAM 57%). With TRUENO_ATTENTION_Q8_SWIZZLE
+// the 4-float group g of a run is stored at g ^ x, x = the lane's part / 2 (plus its group's place in the
+// access phase for the partials), so the 8 lanes meet 8 bank groups. Not measured on the H200 yet (no
+// device time was left): the knob stays off until it is.
+#ifndef TRUENO_ATTENTION_Q8_SWIZZLE
+#define TRUENO_ATTENTION_Q8_SWIZZLE 0
+#endif
+__device__ __forceinline__ int swizzle16(int e, int x) { return TRUENO_ATTENTION_Q8_SWIZZLE ? (((e >> 2) ^ x) << 2) | (e & 3) : e; }
+// Where q's value d is staged in qh for scores_q8_vector (part = d / 16).
+__device__ __forceinline__ int q8_q_slot(int d) { return (d & ~15) | swizzle16(d & 15, (d >> 5) & 3); }
+// Where value e of part `part` of group `grp`'s partials row goes (kLanes = HD / 16 parts per row).
+template <int kLanes>
+__device__ __forceinline__ int q8_partial_slot(int part, int grp, int e) {
+  return part * 16 + swizzle16(e, ((part >> 1) + grp * (kLanes / 2)) & 3);
+}
+
 // sc[j - j0] = (k_j . qh) * scale for the block's keys j0 <= j < j1 (at most kQ8Keys) from the 8-bit copy:
 // k = the KV head's column of the values [n][kv_row], kd of the scales [n][kv_row / 32]; 16 values (one
 // load) per lane, HD / 16 lanes a row, every load of the block in flight at once.
@@ -349,7 +370,7 @@ __device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const
   const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
   float qv[16];
 #pragma unroll
-  for (int e = 0; e < 16; ++e) qv[e] = qh[part * 16 + e];
+  for (int e = 0; e < 16; ++e) qv[e] = qh[part * 16 + swizzle16(e, (part >> 1) & 3)];
   uint4 raw[kPasses];
   u16 dh[kPasses];
 #pragma unroll
@@ -399,8 +420,14 @@ __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, co
     for (int e = 0; e < 16; ++e) acc[e] += pj * vv[e];
   }
 #pragma unroll
-  for (int e = 0; e < 16; ++e) partial[grp * HD + part * 16 + e] = acc[e];
-  sum_groups<HD, kGroups>(partial, oc);
+  for (int e = 0; e < 16; ++e) partial[grp * HD + q8_partial_slot<kLanes>(part, grp, e)] = acc[e];
+  __syncthreads();  // sum_groups with the partials' slots
+  for (int d = threadIdx.x; d < HD; d += blockDim.x) {
+    float sum = 0.0f;
+#pragma unroll 8
+    for (int g = 0; g < kGroups; ++g) sum += partial[g * HD + q8_partial_slot<kLanes>(d >> 4, g, d & 15)];
+    oc[d] = sum;
+  }
 }
 
 // attention_scores_body over the 8-bit copy (k8, kd: one layer's values and scales) for the kQ8Keys
@@ -414,7 +441,7 @@ __device__ __forceinline__ void attention_scores_q8_body(const float* __restrict
   const int j1 = min(n, j0 + kQ8Keys), kvh = h / group;
   __shared__ float qh[256];
   __shared__ float sc[kQ8Keys];
-  for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
+  for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[q8_q_slot(d)] = round_to_f16(q[h * hd + d]);
   __syncthreads();
   if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
   else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
@@ -462,7 +489,7 @@ __device__ __forceinline__ void attention_one_pass_q8_body(const float* __restri
   __shared__ float qh[256];
   __shared__ float sc[kQ8Keys];
   __shared__ float partial[4096];
-  for (int d = t; d < hd; d += blockDim.x) qh[d] = round_to_f16(q[h * hd + d]);
+  for (int d = t; d < hd; d += blockDim.x) qh[q8_q_slot(d)] = round_to_f16(q[h * hd + d]);
   __syncthreads();
   if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
   else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);

@@ -128,7 +128,12 @@ extern "C" __global__ void __launch_bounds__(256)
 
 // Note [One pass over the 8-bit copy] (attention.cuh): one launch of (head, block of kQ8Keys positions)
 // blocks, then attention_combine_rescaled; ml and o in the scratch's layout (a block's slot: its first chunk).
-extern "C" __global__ void __launch_bounds__(256)
+// Blocks per SM to compile attention_one_pass_q8 for (0: the compiler's choice, 64 registers with 8 bytes
+// spilled; 4: 64 registers without a spill, also with TRUENO_ATTENTION_Q8_SWIZZLE, which takes 79 unbounded).
+#ifndef TRUENO_ATTENTION_Q8_MIN_BLOCKS
+#define TRUENO_ATTENTION_Q8_MIN_BLOCKS 0
+#endif
+extern "C" __global__ void __launch_bounds__(256, TRUENO_ATTENTION_Q8_MIN_BLOCKS)
     attention_one_pass_q8(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd, const i8* __restrict__ v8,
                           const u16* __restrict__ vd, const int* __restrict__ pos, int hd, int group, int kv_row, float scale,
                           int grid_chunks, float* __restrict__ ml, float* __restrict__ o) {
