@@ -448,6 +448,16 @@ TEST(DecyVulkanGpu, ProjectAttentionOverTheKvCopyMatchesTheCpu) {
     one.dispatch(pipeline("layer_ops_attention_combine_rescaled", 4, 8), {&bo, &bml, &bpos, &bout1}, p2, n_head);
     one.submit();
     trueno::test::expect_gpu_contract("decy", "layer_ops_attention_one_pass_q8", download(bout1, want.size()), want, what + ", one pass");
+    // The same with TRUENO_ATTENTION_Q8_SWIZZLE (Note [Swizzled runs of 16 floats]): only where values sit
+    // in shared memory changes, so every output bit is the same.
+    Buffer bout2(context(), want.size() * 4);
+    Recorder swz(context());
+    swz.dispatch(pipeline("layer_ops_attention_one_pass_q8_swizzled", 8, 20), {&bq, &bk8, &bkd, &bv8, &bvd, &bpos, &bml, &bo}, p1, n_head,
+                 blocks);
+    swz.dispatch(pipeline("layer_ops_attention_combine_rescaled", 4, 8), {&bo, &bml, &bpos, &bout2}, p2, n_head);
+    swz.submit();
+    const auto plain = download(bout1, want.size()), swizzled = download(bout2, want.size());
+    EXPECT_EQ(0, std::memcmp(plain.data(), swizzled.data(), plain.size() * sizeof(float))) << what << ": swizzled shared memory changed the output";
   }
 }
 
