@@ -3,6 +3,9 @@
 # through the GEMV tests, then benchmarked interleaved (decode tg128 on synthesized models, two rounds).
 # Built here and carried in .device/bundle (realizar, trueno_tests), as scripts/device_check.sh --bundle.
 #   bash scripts/device_ab.sh "" "TRUENO_GEMV_SHARED_X=1" "TRUENO_GEMV_ROWS=4 TRUENO_GEMV_STEPS=2"
+# DEPTHS (e.g. 0,16384,32768) benches tg64 at those positions instead, with ATTENTION (default q8) as
+# --decode-attention: the long-context attention's variants (the 7B only).
+#   DEPTHS=0,16384,32768 bash scripts/device_ab.sh "" "TRUENO_ATTENTION_Q8_MIN_BLOCKS=4"
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=.device/bundle
@@ -17,6 +20,15 @@ for v in "$@"; do
   echo "tests [$v]: $(TRUENO_CUDA_DEFINES="$v" $B/bin/trueno_tests --gtest_brief=1 --gtest_filter='CudaGpu.Gemv*:CudaGpu.*Decode*:CudaGpu.*Batch*:CudaGpu.Attention*:Cuda.*' 2>&1 | grep -E '^\[  (PASSED|FAILED) ' | tr '\n' ' ')"
 done
 wait
+if [ -n "${DEPTHS:-}" ]; then
+  for r in 1 2; do
+    for v in "$@"; do
+      echo "7b [$v] r$r: $(TRUENO_CUDA_DEFINES="$v" $B/bin/realizar bench -m /tmp/7b.gguf --backend cuda --decode-attention "${ATTENTION:-q8}" \
+        -p 0 -n 64 -r 2 -d "$DEPTHS" 2>&1 | grep tg64 | awk -F'|' '{print $6 $7}' | tr '\n' ';')"
+    done
+  done
+  exit 0
+fi
 for r in 1 2; do
   for v in "$@"; do
     for m in 7b 1b 7b8; do
