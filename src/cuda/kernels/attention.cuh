@@ -421,7 +421,11 @@ __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, co
   }
 #pragma unroll
   for (int e = 0; e < 16; ++e) partial[grp * HD + q8_partial_slot<kLanes>(part, grp, e)] = acc[e];
-  __syncthreads();  // sum_groups with the partials' slots
+  if (!TRUENO_ATTENTION_Q8_SWIZZLE) {
+    sum_groups<HD, kGroups>(partial, oc);
+    return;
+  }
+  __syncthreads();  // sum_groups, reading the partials from their slots
   for (int d = threadIdx.x; d < HD; d += blockDim.x) {
     float sum = 0.0f;
 #pragma unroll 8
