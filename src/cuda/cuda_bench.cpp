@@ -106,6 +106,35 @@ void BM_CudaReadRows(benchmark::State& state) {
 }
 BENCHMARK(BM_CudaReadRows)->Arg(0)->Arg(1)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+// The Q4_K decode GEMV's loads without its arithmetic (bench_read_gemv): rows x 4096 columns of 144-byte
+// blocks (4096: a 7B's q, 11008: its gate, 22016: gate and up as one launch), arg 0 the layout (0 the
+// file's row-major, 1 block-major, 2 row-major read as 512-byte runs), against bench_read of the same
+// bytes (arg 0 = 3). What the GEMV's body could stream if its arithmetic cost nothing.
+void BM_CudaReadGemv(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  const int layout = static_cast<int>(state.range(0)), rows = static_cast<int>(state.range(1)), nb = 16;
+  const std::size_t bytes = static_cast<std::size_t>(rows) * nb * 144, copies = std::max<std::size_t>(2, kRotateBytes / bytes);
+  DeviceBuffer buf(bench_context(), copies * bytes), out(bench_context(), 4 * 65536);
+  check(c.driver().memset_d8_async(buf.ptr(), 1, copies * bytes, c.stream()), "cuMemsetD8Async");
+  api::CUfunction f = c.function("bench_read", layout == 3 ? "bench_read" : "bench_read_gemv");
+  api::CUdeviceptr p = 0, o = out.ptr();
+  int rows_ = rows, nb_ = nb, layout_ = layout;
+  unsigned long long n = bytes / 16;
+  unsigned never = 0x12345678u;
+  void* gemv_params[] = {&p, &rows_, &nb_, &layout_, &never, &o};
+  void* read_params[] = {&p, &n, &never, &o};
+  const unsigned read_grid = static_cast<unsigned>(std::min<std::size_t>(static_cast<std::size_t>(c.info().sms) * 8, (n + 255) / 256));
+  for (auto _ : state)
+    state.SetIterationTime(gpu_ms(c, [&](int i) {
+                             p = buf.ptr() + (i % copies) * bytes;
+                             if (layout == 3) launch(c, f, read_grid, 1, 256, 1, read_params);
+                             else launch(c, f, static_cast<unsigned>((rows + 7) / 8), 1, 32, 2, gemv_params);
+                           }) / 1e3);
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_CudaReadGemv)->ArgsProduct({{0, 1, 2, 3}, {4096, 11008, 22016}})->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 void BM_CudaCopyBandwidth(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = bench_context();
@@ -154,7 +183,7 @@ void BM_CudaGemvQ4K(benchmark::State& state) {
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(mat), benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(std::to_string(copies) + " copies rotated");
 }
-BENCHMARK(BM_CudaGemvQ4K)->Args({4096, 4096})->Args({14336, 4096})->Args({4096, 14336})->Args({32000, 4096})
+BENCHMARK(BM_CudaGemvQ4K)->Args({4096, 4096})->Args({11008, 4096})->Args({22016, 4096})->Args({14336, 4096})->Args({4096, 14336})->Args({32000, 4096})
     ->Iterations(200)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // The causal prefill attention of one layer of a 7B model (32 heads of 128, no GQA): T tokens after pos0
@@ -192,12 +221,13 @@ BENCHMARK(BM_CudaAttentionPrefill)->Args({512, 0, 0})->Args({512, 0, 1})->Args({
     ->Args({2048, 14336, 0})->Args({512, 15872, 1})->Args({2048, 30720, 0})
     ->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// gemv() of Q8_0 and Q6_K matrices (Q4_K above): random bytes (the kernels' speed does not depend on the
+// gemv() of Q8_0 (arg 0; 2: its rows split) and Q6_K (1) matrices (Q4_K above): random bytes (the kernels' speed does not depend on the
 // values), rotated through 256 MiB of copies like the Q4_K benchmark.
 void BM_CudaGemv(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = bench_context();
-  const QuantType type = state.range(0) == 0 ? QuantType::Q8_0 : QuantType::Q6_K;
+  const QuantType type = state.range(0) == 1 ? QuantType::Q6_K : QuantType::Q8_0;
+  const WeightLayout layout = state.range(0) == 2 ? WeightLayout::Split : WeightLayout::File;  // arg 2: Q8_0 rows split
   const auto rows = static_cast<std::size_t>(state.range(1)), cols = static_cast<std::size_t>(state.range(2));
   const std::size_t mat = rows * quant_row_bytes(type, cols), copies = std::max<std::size_t>(2, kRotateBytes / mat);
   std::mt19937 rng(9);
@@ -209,14 +239,16 @@ void BM_CudaGemv(benchmark::State& state) {
   dx.upload(x.data(), cols * 4);
   Q8Activations q(c, cols);
   quantize_q8_k(c, dx.ptr(), q);
-  const auto call = [&](int i) { gemv(c, type, dw.ptr() + (i % copies) * mat, rows, cols, dx.ptr(), &q, dy.ptr()); };
+  const auto call = [&](int i) { gemv(c, type, dw.ptr() + (i % copies) * mat, rows, cols, dx.ptr(), &q, dy.ptr(), false, false, layout); };
   call(0);  // untimed: compiles the module
   c.synchronize();
   for (auto _ : state) state.SetIterationTime(gpu_ms(c, call) / 1e3);
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(mat), benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(std::string(quant_info(type).name) + ", " + std::to_string(copies) + " copies rotated");
+  state.SetLabel(std::string(quant_info(type).name) + (layout == WeightLayout::Split ? " split" : "") + ", " + std::to_string(copies) +
+                " copies rotated");
 }
-BENCHMARK(BM_CudaGemv)->Args({0, 4096, 4096})->Args({0, 11008, 4096})->Args({0, 4096, 11008})->Args({1, 4096, 14336})
+BENCHMARK(BM_CudaGemv)->Args({0, 4096, 4096})->Args({0, 11008, 4096})->Args({0, 4096, 11008})->Args({2, 4096, 4096})
+    ->Args({2, 11008, 4096})->Args({2, 4096, 11008})->Args({1, 4096, 14336})
     ->Iterations(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // A quantized matrix -> f16 rows (the prefill GEMMs' operand, Note [Batched prefill] in realizar): bytes

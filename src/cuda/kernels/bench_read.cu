@@ -42,3 +42,48 @@ extern "C" __global__ void __launch_bounds__(256)
   for (int u = 0; u < 8; ++u) x ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
   if (x == never) out[blockIdx.x] = x;
 }
+
+// The Q4_K decode GEMV's read pattern (gemv_k45.cu as committed: 2 warps per block, 4 rows per warp, 8
+// lanes per 144-byte block, 2 steps of 4 blocks in flight, streaming loads) over `rows` x nb blocks, with
+// the arithmetic replaced by an XOR: how fast those loads alone go. layout 0: row-major (the file's
+// [row][block]); 1: block-major ([block][row]: every warp at step s reads one contiguous stretch); 2: the
+// same bytes per warp, but each row's step read as 32 lanes x 16 contiguous bytes (no 16-byte head loads).
+extern "C" __global__ void __launch_bounds__(64)
+    bench_read_gemv(const u8* __restrict__ w, int rows, int nb, int layout, u32 never, u32* out) {
+  constexpr int kRows = 4, kSteps = 2, kBlock = 144;
+  const int row0 = (blockIdx.x * 2 + threadIdx.y) * kRows;
+  if (row0 >= rows) return;
+  const int lane = threadIdx.x, t = lane & 7;
+  const auto at = [&](int r, int b, int off) -> const uint4* {
+    const u64 row = static_cast<u64>(min(row0 + r, rows - 1));
+    const u64 block = layout == 1 ? static_cast<u64>(b) * rows + row : row * nb + b;
+    return reinterpret_cast<const uint4*>(w + block * kBlock + off);
+  };
+  u32 x = 0;
+  for (int b0 = lane >> 3; b0 < nb; b0 += 4 * kSteps) {
+    uint4 head[kSteps][kRows], q[kSteps][kRows];
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const int b = b0 + 4 * s;
+        if (b < nb) {
+          if (layout == 2) {  // 4 blocks = 576 bytes: lanes 0-31 read bytes [16 lane, +16), lanes 0-3 the last 64
+            const int first = b - (lane >> 3);
+            head[s][r] = load_weight(at(r, first, 16 * lane));
+            q[s][r] = lane < 4 ? load_weight(at(r, first, 512 + 16 * lane)) : make_uint4(0, 0, 0, 0);
+          } else {
+            head[s][r] = load_weight(at(r, b, 0));
+            q[s][r] = load_weight(at(r, b, 16 + 16 * t));
+          }
+        } else {
+          head[s][r] = q[s][r] = make_uint4(0, 0, 0, 0);
+        }
+      }
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) x ^= head[s][r].x ^ head[s][r].w ^ q[s][r].x ^ q[s][r].y ^ q[s][r].z ^ q[s][r].w;
+  }
+  if (x == never) out[blockIdx.x] = x;
+}
