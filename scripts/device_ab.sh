@@ -6,6 +6,8 @@
 # DEPTHS (e.g. 0,16384,32768) benches tg64 at those positions instead, with ATTENTION (default q8) as
 # --decode-attention: the long-context attention's variants (the 7B only).
 #   DEPTHS=0,16384,32768 bash scripts/device_ab.sh "" "TRUENO_ATTENTION_Q8_MIN_BLOCKS=4"
+# MODELS (default "7b 1b 7b8": 7B Q4_K_M, 1.1B Q4_K_M, 7B Q8_0) limits the tg128 benches to some of them.
+#   MODELS=7b8 bash scripts/device_ab.sh "" "TRUENO_Q8_0_SPLIT=0"
 set -uo pipefail
 cd "$(dirname "$0")/.."
 B=.device/bundle
@@ -31,7 +33,7 @@ if [ -n "${DEPTHS:-}" ]; then
 fi
 for r in 1 2; do
   for v in "$@"; do
-    for m in 7b 1b 7b8; do
+    for m in ${MODELS:-7b 1b 7b8}; do
       echo "$m [$v] r$r: $(TRUENO_CUDA_DEFINES="$v" $B/bin/realizar bench -m /tmp/$m.gguf --backend cuda -p 0 -n 128 -r 2 2>&1 | tail -1 | cut -c90-)"
     done
   done

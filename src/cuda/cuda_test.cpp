@@ -167,8 +167,8 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 29u);  // every decode kernel
-  EXPECT_EQ(early, 6u);     // q4_k, q5_k, q6_k, q8_0, q4_0; rmsnorm_quantize
+  EXPECT_EQ(checked, 30u);  // every decode kernel
+  EXPECT_EQ(early, 7u);     // q4_k, q5_k, q6_k, q8_0, q8_0 split, q4_0; rmsnorm_quantize
 }
 
 TEST(Cuda, EveryModuleCompilesWithNvrtc) {
@@ -347,6 +347,12 @@ TEST(CudaGpu, GemvOfEveryWeightTypeMatchesTheCpu) {
         }
         gemv(c, type, dw.ptr(), rows, cols, dx.ptr(), q ? &*q : nullptr, dy.ptr(), round_x);
         expect_contract(op, from_device(dy, rows), want, std::to_string(rows) + "x" + std::to_string(cols) + (round_x ? " round_x" : ""));
+        if (has_split_layout(type)) {  // the same rows split on the device (Note [Q8_0 rows split for the GPU])
+          DeviceBuffer split(test_context(), w.size());
+          split_rows(c, type, dw.ptr(), split.ptr(), rows, cols);
+          gemv(c, type, split.ptr(), rows, cols, dx.ptr(), &*q, dy.ptr(), false, false, WeightLayout::Split);
+          expect_contract(op + "_split", from_device(dy, rows), want, std::to_string(rows) + "x" + std::to_string(cols) + " split");
+        }
       }
     }
   }
@@ -384,6 +390,19 @@ TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
       dw.push_back(to_device(w));
       dy.push_back(to_device(y0));
       targets.push_back({dw.back().ptr(), rows[m], dy.back().ptr()});
+    }
+    if (has_split_layout(type)) {  // the split rows first, into copies of the y0s
+      std::vector<DeviceBuffer> ds, dy2;
+      std::vector<GemvTarget> split_targets;
+      for (std::size_t m = 0; m < 3; ++m) {
+        ds.emplace_back(test_context(), rows[m] * quant_row_bytes(type, cols));
+        split_rows(c, type, dw[m].ptr(), ds.back().ptr(), rows[m], cols);
+        dy2.push_back(to_device(from_device(dy[m], rows[m])));
+        split_targets.push_back({ds.back().ptr(), rows[m], dy2.back().ptr()});
+      }
+      gemv_multi(c, type, split_targets, cols, dx.ptr(), &*q, false, true, WeightLayout::Split);
+      for (std::size_t m = 0; m < 3; ++m)
+        expect_contract(op + "_split", from_device(dy2[m], rows[m]), want[m], "matrix " + std::to_string(m) + " of 3, split, accumulate");
     }
     gemv_multi(c, type, targets, cols, dx.ptr(), q ? &*q : nullptr, false, true);
     for (std::size_t m = 0; m < 3; ++m)
@@ -740,7 +759,50 @@ TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
       EXPECT_EQ(got, want) << "f16 weights are copied";
     else
       expect_contract(op, gf, wf16, std::to_string(rows) + "x" + std::to_string(cols));
+    if (has_split_layout(type)) {  // the same rows split (Note [Q8_0 rows split for the GPU])
+      DeviceBuffer split(test_context(), w.size());
+      split_rows(c, type, dw.ptr(), split.ptr(), rows, cols);
+      dequantize_f16(c, type, split.ptr(), rows, cols, out.ptr(), nullptr, WeightLayout::Split);
+      c.synchronize();
+      out.download(got.data(), got.size() * 2);
+      std::vector<float> gs(got.begin(), got.end());
+      expect_contract("dequant_q8_0s_f16", gs, wf16, std::to_string(rows) + "x" + std::to_string(cols) + " split");
+    }
   }
+}
+
+// split_rows is a permutation of a Q8_0 matrix's bytes (Note [Q8_0 rows split for the GPU]): each row's
+// quants in block order, then its scales; bad arguments are refused with their reason.
+TEST(CudaGpu, SplitRowsPermuteTheFileBytes) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 13);
+  for (auto [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 256}, {3, 768}, {130, 4096}}) {
+    const std::size_t rb = quant_row_bytes(QuantType::Q8_0, cols), nb = cols / 32;
+    std::vector<std::byte> w(rows * rb), want(rows * rb);
+    for (auto& b : w) b = static_cast<std::byte>(rng());
+    for (std::size_t r = 0; r < rows; ++r)
+      for (std::size_t b = 0; b < nb; ++b) {
+        const std::byte* block = w.data() + r * rb + b * 34;
+        std::memcpy(want.data() + r * rb + 32 * b, block + 2, 32);
+        std::memcpy(want.data() + r * rb + 32 * nb + 2 * b, block, 2);
+      }
+    DeviceBuffer dw = to_device(w), split(test_context(), w.size());
+    split_rows(c, QuantType::Q8_0, dw.ptr(), split.ptr(), rows, cols);
+    c.synchronize();
+    std::vector<std::byte> got(w.size());
+    split.download(got.data(), got.size());
+    EXPECT_TRUE(got == want) << rows << "x" << cols;
+  }
+  DeviceBuffer a(test_context(), 4096 * 34), b(test_context(), 4096 * 34);
+  EXPECT_THROW(split_rows(c, QuantType::Q4_K, a.ptr(), b.ptr(), 1, 256), InvalidArgument);
+  EXPECT_THROW(split_rows(c, QuantType::Q8_0, a.ptr(), b.ptr(), 1, 96), ShapeError);
+  EXPECT_THROW(split_rows(c, QuantType::Q8_0, a.ptr(), a.ptr() + 256, 4, 256), InvalidArgument);
+  EXPECT_THROW(split_rows(c, QuantType::Q8_0, a.ptr() + 2, b.ptr(), 1, 256), InvalidArgument);
+  Q8Activations q(test_context(), 256);
+  EXPECT_THROW(gemv(c, QuantType::Q4_K, a.ptr(), 1, 256, 0, &q, b.ptr(), false, false, WeightLayout::Split), InvalidArgument);
+  EXPECT_THROW(dequantize_f16(c, QuantType::Q6_K, a.ptr(), 1, 256, b.ptr(), nullptr, WeightLayout::Split), InvalidArgument);
+  gpu_contract("repack_q8_0_split");
 }
 
 // Prefill's product: Q4_K weights -> f16 on the device, f32 activations -> f16, cuBLAS with f32

@@ -148,6 +148,32 @@ extern "C" __global__ void dequant_q8_0_f16(const u8* __restrict__ w, u16* __res
   });
 }
 
+// Q8_0 rows split (Note [Q8_0 rows split for the GPU], gemv_q8_0.cu): a row's quants, then its scales.
+extern "C" __global__ void dequant_q8_0s_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  const u64 rb = static_cast<u64>(cols / 32) * 34;
+  each_element(out, rows, cols, [&](int r, int c) {
+    const u8* row = w + r * rb;
+    const u16 d = reinterpret_cast<const u16*>(row + cols)[c / 32];
+    return __fmul_rn(static_cast<float>(reinterpret_cast<const i8*>(row)[c]), f16_to_f32(d));
+  });
+}
+
+// Not a dequantization: a Q8_0 matrix in the file's layout (src) -> rows split (dst, Note [Q8_0 rows split
+// for the GPU], gemv_q8_0.cu), one thread per 34-byte block; dst and src must not overlap.
+extern "C" __global__ void repack_q8_0_split(const u8* __restrict__ src, u8* __restrict__ dst, int rows, int nb32) {
+  const u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<u64>(rows) * nb32) return;
+  const u64 r = i / nb32, b = i % nb32, row_bytes = static_cast<u64>(nb32) * 34;
+  const u16* s = reinterpret_cast<const u16*>(src + i * 34);
+  u32 words[8];
+#pragma unroll
+  for (int k = 0; k < 8; ++k) words[k] = static_cast<u32>(s[1 + 2 * k]) | (static_cast<u32>(s[2 + 2 * k]) << 16);
+  uint4* q = reinterpret_cast<uint4*>(dst + r * row_bytes + 32 * b);
+  q[0] = make_uint4(words[0], words[1], words[2], words[3]);
+  q[1] = make_uint4(words[4], words[5], words[6], words[7]);
+  reinterpret_cast<u16*>(dst + r * row_bytes + 32 * static_cast<u64>(nb32))[b] = s[0];
+}
+
 // Q4_0: (nibble - 8) * d; element j < 16 in the low nibble of byte j, j >= 16 in the high one of j - 16.
 extern "C" __global__ void dequant_q4_0_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
   const u64 rb = static_cast<u64>(cols / 32) * 18;

@@ -132,3 +132,81 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
   overlap_launch();
   gemv_b32<true>(t_, xq, xd, xbs, nb, accumulate);
 }
+
+// Note [Q8_0 rows split for the GPU]
+// In the file a Q8_0 row is nb32 blocks of 34 bytes (f16 d, 32 int8), 2-byte aligned, which costs the
+// staged kernel above a shared-memory round trip and ~10 memory instructions per 272 bytes. Uploaded
+// matrices can instead hold each row split (repack_q8_0_split below): the row's 32 x nb32 quants, then its
+// nb32 scales, same size and row stride, so quants are 16-byte aligned and a warp reads 512 contiguous
+// bytes per row with one load (each lane 16 quants = half a block, the block's d a 2-byte load shared by
+// the lane pair). kRowsS rows per warp, kAheadS 512-column steps in flight. Measured on the H200
+// (2026-12-03, BM_CudaGemv, staged -> split): 4096 x 4096 15.8 -> 7.3 us, 11008 x 4096 20.4 -> 16.8,
+// 4096 x 11008 39.3 -> 20.3 (the staged kernel's 4096-row matrices waited on 8 or 22 round trips per warp);
+// 7B Q8_0 decode tg128 290-292 -> 352-360 tok/s at 2 x 4, 363-374 at 3 x 4, 377 at 4 x 4 (2 x 2 323,
+// 1 x 4 343, 2 x 6 355, 2 x 8 346, 3 x 3 363, 4 x 3 370).
+#ifndef TRUENO_Q8S_ROWS
+#define TRUENO_Q8S_ROWS 4
+#endif
+#ifndef TRUENO_Q8S_AHEAD
+#define TRUENO_Q8S_AHEAD 4
+#endif
+namespace {
+constexpr int kRowsS = TRUENO_Q8S_ROWS, kAheadS = TRUENO_Q8S_AHEAD;
+}  // namespace
+
+// nb = cols / 256; xbs is unused (the launcher passes gemv_q8_0's parameters).
+extern "C" __global__ void __launch_bounds__(32 * kWarps)
+    gemv_q8_0_split(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
+                    int nb, int accumulate) {
+  overlap_launch();
+  const u8* __restrict__ w = t_.w[blockIdx.y];
+  float* __restrict__ y = t_.y[blockIdx.y];
+  const int rows = t_.rows[blockIdx.y];
+  const int row0 = (blockIdx.x * kWarps + threadIdx.y) * kRowsS;
+  if (row0 >= rows) return;
+  const int lane = threadIdx.x, cols = 256 * nb, steps = (nb + 1) / 2;
+  const u64 row_bytes = static_cast<u64>(nb) * 272;
+  const u8* wr[kRowsS];
+#pragma unroll
+  for (int r = 0; r < kRowsS; ++r) wr[r] = w + static_cast<u64>(min(row0 + r, rows - 1)) * row_bytes;
+  float acc[kRowsS] = {};
+  uint4 q[kAheadS][kRowsS];
+  u16 d[kAheadS][kRowsS];
+  const auto load = [&](int s0) {
+#pragma unroll
+    for (int a = 0; a < kAheadS; ++a) {
+      const int col = (s0 + a) * 512 + 16 * lane;
+#pragma unroll
+      for (int r = 0; r < kRowsS; ++r)
+        if (col < cols) {
+          q[a][r] = load_weight(reinterpret_cast<const uint4*>(wr[r] + col));
+          d[a][r] = load_weight(reinterpret_cast<const u16*>(wr[r] + cols + 2 * (col / 32)));
+        }
+    }
+  };
+  gemv_wait(false);  // Note [Weights before the wait]
+  load(0);
+  gemv_wait(true);
+  for (int s0 = 0; s0 < steps; s0 += kAheadS) {
+    if (s0 != 0) load(s0);
+#pragma unroll
+    for (int a = 0; a < kAheadS; ++a) {
+      const int col = (s0 + a) * 512 + 16 * lane;
+      if (col >= cols) break;
+      const int4 x = *reinterpret_cast<const int4*>(xq + col);
+      const float dx = xd[col / 256];
+#pragma unroll
+      for (int r = 0; r < kRowsS; ++r) {
+        const uint4 v = q[a][r];
+        const int s = __dp4a(static_cast<int>(v.x), x.x, __dp4a(static_cast<int>(v.y), x.y,
+                      __dp4a(static_cast<int>(v.z), x.z, __dp4a(static_cast<int>(v.w), x.w, 0))));
+        acc[r] += f16_to_f32(d[a][r]) * dx * static_cast<float>(s);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < kRowsS; ++r) {
+    const float val = warp_sum(acc[r]);
+    if (lane == 0 && row0 + r < rows) y[row0 + r] = accumulate ? y[row0 + r] + val : val;
+  }
+}

@@ -16,6 +16,7 @@ const unsigned kWarps = static_cast<unsigned>(tuning_define("TRUENO_GEMV_WARPS",
 const unsigned kQuantRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS", 4));
 const unsigned kQ6KRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_Q6K_ROWS", 2));
 const unsigned kB32RowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_GEMV_ROWS_B32", 3));  // Q8_0, Q4_0
+const unsigned kSplitRowsPerWarp = static_cast<unsigned>(tuning_define("TRUENO_Q8S_ROWS", 4));     // Q8_0 split
 
 std::size_t check_blocks(const char* op, std::size_t n) {
   if (n == 0 || n % kQK != 0) throw ShapeError(strcat(op, ": length ", n, " is not a positive multiple of ", kQK));
@@ -58,10 +59,17 @@ bool gemv_supports(QuantType type) {
   return gemv_takes_q8(type) || type == QuantType::F16 || type == QuantType::BF16 || type == QuantType::F32;
 }
 
+bool has_split_layout(QuantType type) { return type == QuantType::Q8_0; }
+
+WeightLayout preferred_layout(QuantType type, std::size_t cols) {
+  static const bool split = tuning_define("TRUENO_Q8_0_SPLIT", 1) != 0;
+  return split && has_split_layout(type) && cols > 0 && cols % kQK == 0 ? WeightLayout::Split : WeightLayout::File;
+}
+
 void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
-          const Q8Activations* xq, api::CUdeviceptr y, bool round_x, bool accumulate) {
+          const Q8Activations* xq, api::CUdeviceptr y, bool round_x, bool accumulate, WeightLayout layout) {
   const GemvTarget t{w, rows, y};
-  gemv_multi(c, type, std::span(&t, 1), cols, x, xq, round_x, accumulate);
+  gemv_multi(c, type, std::span(&t, 1), cols, x, xq, round_x, accumulate, layout);
 }
 
 namespace {
@@ -75,7 +83,9 @@ static_assert(sizeof(KernelTargets) == 64);
 }  // namespace
 
 void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
-                const Q8Activations* xq, bool round_x, bool accumulate) {
+                const Q8Activations* xq, bool round_x, bool accumulate, WeightLayout layout) {
+  if (layout == WeightLayout::Split && !has_split_layout(type))
+    throw InvalidArgument(strcat("cuda gemv: ", quant_info(type).name, " has no split layout (q8_0 has)"));
   if (targets.empty() || targets.size() > 3)
     throw InvalidArgument(strcat("cuda gemv: ", targets.size(), " matrices in one launch (1 to 3)"));
   KernelTargets kt{};
@@ -101,13 +111,15 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
       const api::CUfunction f = type == QuantType::Q4_K   ? c.function("gemv_k45", "gemv_q4_k")
                                 : type == QuantType::Q5_K ? c.function("gemv_k45", "gemv_q5_k")
                                 : type == QuantType::Q6_K ? c.function("gemv_q6_k", "gemv_q6_k")
-                                : type == QuantType::Q8_0 ? c.function("gemv_q8_0", "gemv_q8_0")
+                                : layout == WeightLayout::Split ? c.function("gemv_q8_0", "gemv_q8_0_split")
+                                : type == QuantType::Q8_0       ? c.function("gemv_q8_0", "gemv_q8_0")
                                                           : c.function("gemv_q8_0", "gemv_q4_0");
       const bool b32 = type == QuantType::Q8_0 || type == QuantType::Q4_0;
       for (std::size_t i = 0; b32 && i < targets.size(); ++i)  // Note [Staged 2-byte-aligned blocks]: 16-byte steps
         if (targets[i].w % 16 != 0)
           throw InvalidArgument(strcat("cuda gemv ", quant_info(type).name, ": the matrix must start 16-byte aligned"));
-      const unsigned per_warp = b32 ? kB32RowsPerWarp : type == QuantType::Q6_K ? kQ6KRowsPerWarp : kQuantRowsPerWarp;
+      const unsigned per_warp = layout == WeightLayout::Split ? kSplitRowsPerWarp
+                                : b32 ? kB32RowsPerWarp : type == QuantType::Q6_K ? kQ6KRowsPerWarp : kQuantRowsPerWarp;
       return launch_overlapped(c, f, grid_for(max_rows, per_warp), ny, 32, kWarps,
                                type == QuantType::Q6_K ? without : with_bsums);
     }

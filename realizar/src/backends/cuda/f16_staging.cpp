@@ -86,7 +86,7 @@ void F16Staging::Pass::dequantize_layer(std::size_t layer) {
   const cu::DeviceBuffer& buffer = s_.layer_buffers_[layer % 2];
   for (const Slot& slot : s_.slots_[layer]) {
     const DeviceMatrix& w = *slot.w;
-    cu::dequantize_f16(s_.ctx_, w.type, w.data.ptr(), w.rows, w.cols, buffer.ptr() + slot.offset, s_.side_);
+    cu::dequantize_f16(s_.ctx_, w.type, w.data.ptr(), w.rows, w.cols, buffer.ptr() + slot.offset, s_.side_, w.layout);
   }
   cu::check(s_.ctx_.driver().event_record(s_.ready_[layer % 2], s_.side_), "cuEventRecord");
 }
@@ -95,7 +95,7 @@ cu::api::CUdeviceptr F16Staging::Pass::f16(const DeviceMatrix& w) {
   if (s_.ahead_ && layer_ < s_.slots_.size())
     for (const Slot& slot : s_.slots_[layer_])
       if (slot.w == &w) return s_.layer_buffers_[layer_ % 2].ptr() + slot.offset;
-  cu::dequantize_f16(s_.ctx_, w.type, w.data.ptr(), w.rows, w.cols, s_.other_.ptr());
+  cu::dequantize_f16(s_.ctx_, w.type, w.data.ptr(), w.rows, w.cols, s_.other_.ptr(), nullptr, w.layout);
   return s_.other_.ptr();
 }
 

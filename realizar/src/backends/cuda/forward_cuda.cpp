@@ -5,7 +5,8 @@
 //   per layer: h = rmsnorm(x); q,k,v = Wq h (+bq), Wk h (+bk), Wv h (+bv); rope(q, k); cache k, v
 //              x += Wo attention(q, cache); h = rmsnorm(x); x += Wdown (silu(Wgate h) * (Wup h))
 //   logits = Wout rmsnorm(x)
-// Weights are uploaded once, quantized as in the file; activations for the quantized types are
+// Weights are uploaded once, quantized as in the file (Q8_0 with each row split into its quants, then its
+// scales: Note [Q8_0 rows split for the GPU], src/cuda/kernels/gemv_q8_0.cu); activations for the quantized types are
 // quantized to Q8_K once per input vector and shared by the matrices that read it.
 //
 // Note [Decode graph]
@@ -45,11 +46,18 @@ DeviceMatrix upload(cu::Context& c, const Matrix& m, const std::string& name, bo
   if (!cu::gemv_supports(m.type))
     throw trueno::InvalidArgument(strcat("cuda: tensor '", name, "' is ", trueno::quant_info(m.type).name,
                                          ", which has no CUDA kernel yet (supported: q4_0, q8_0, q4_k, q5_k, q6_k, f16, bf16, f32)"));
-  DeviceMatrix d{m.type, cu::DeviceBuffer(c, m.data.size()), m.rows, m.cols, {}, std::nullopt};
-  d.data.upload(m.data.data(), m.data.size());
+  DeviceMatrix d{m.type, cu::DeviceBuffer(c, m.data.size()), m.rows, m.cols, cu::preferred_layout(m.type, m.cols), {}, std::nullopt};
+  if (d.layout == cu::WeightLayout::Split) {  // through a file-layout copy, freed once the split is done
+    cu::DeviceBuffer file(c, m.data.size());
+    file.upload(m.data.data(), m.data.size());
+    cu::split_rows(c, m.type, file.ptr(), d.data.ptr(), m.rows, m.cols);
+    c.synchronize();
+  } else {
+    d.data.upload(m.data.data(), m.data.size());
+  }
   if (keep_f16 && m.type != QuantType::F32) {
     d.f16 = cu::DeviceBuffer(c, m.rows * m.cols * 2);
-    cu::dequantize_f16(c, m.type, d.data.ptr(), m.rows, m.cols, d.f16.ptr());
+    cu::dequantize_f16(c, m.type, d.data.ptr(), m.rows, m.cols, d.f16.ptr(), nullptr, d.layout);
   }
   return d;
 }
@@ -196,7 +204,7 @@ void CudaWeights::to_fp8() {
     if (w->type == QuantType::F32) {
       cu::quantize_fp8_f32(ctx_, w->data.ptr(), n, *w->fp8);
     } else {
-      cu::dequantize_f16(ctx_, w->type, w->data.ptr(), w->rows, w->cols, scratch.ptr());
+      cu::dequantize_f16(ctx_, w->type, w->data.ptr(), w->rows, w->cols, scratch.ptr(), nullptr, w->layout);
       cu::quantize_fp8_f16(ctx_, scratch.ptr(), n, *w->fp8);
     }
   }
@@ -234,11 +242,13 @@ void CudaSequence::linear(std::initializer_list<Product> products, const cu::Dev
       throw trueno::ShapeError(strcat("cuda: a ", trueno::quant_info(first->type).name, " matrix with ", first->cols,
                                       " columns (not a multiple of 256)"));
     if (q8 && !quantized) cu::quantize_q8_k(ctx_, x.ptr(), *xq), quantized = true;
-    cu::gemv_multi(ctx_, first->type, run, first->cols, x.ptr(), q8 ? &*xq : nullptr, first->type == QuantType::F16, accumulate);
+    cu::gemv_multi(ctx_, first->type, run, first->cols, x.ptr(), q8 ? &*xq : nullptr, first->type == QuantType::F16, accumulate,
+                   first->layout);
     run.clear();
   };
   for (const Product& p : products) {
-    if (!run.empty() && (p.w->type != first->type || p.w->cols != first->cols || run.size() == 3)) flush();
+    if (!run.empty() && (p.w->type != first->type || p.w->layout != first->layout || p.w->cols != first->cols || run.size() == 3))
+      flush();
     if (run.empty()) first = p.w;
     run.push_back({p.w->data.ptr(), p.w->rows, p.y->ptr()});
   }

@@ -28,6 +28,16 @@ bool gemv_takes_q8(QuantType type);
 // named in its error.
 bool gemv_supports(QuantType type);
 
+// Where a matrix's bytes lie on the device: as in the file, or (Q8_0 only) each row split into its quants
+// then its scales (Note [Q8_0 rows split for the GPU], kernels/gemv_q8_0.cu): same size and row stride,
+// but 16-byte aligned quants, which the decode GEMV reads with a third of the load instructions.
+enum class WeightLayout { File, Split };
+// Whether `type` has a split layout (Q8_0).
+bool has_split_layout(QuantType type);
+// The layout uploads of a matrix of `type` and `cols` columns should take: Split where it exists and cols
+// is a multiple of 256 (the GEMV's), unless TRUENO_CUDA_DEFINES has TRUENO_Q8_0_SPLIT=0 (a tuning knob).
+WeightLayout preferred_layout(QuantType type, std::size_t cols);
+
 // y[rows] = W x for any supported weight type: the quantized types read xq (quantize_q8_k of x), the
 // float types x itself (rounded to f16 first for F16 weights when round_x). With accumulate, y += W x.
 // A quantized W is read before the kernels launched just before it in the stream have finished (Note
@@ -35,7 +45,8 @@ bool gemv_supports(QuantType type);
 // predecessor): W must not be written by a kernel in the same stream. A copy into W is safe: the kernels
 // after a copy start only once it has finished.
 void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
-          const Q8Activations* xq, api::CUdeviceptr y, bool round_x = false, bool accumulate = false);
+          const Q8Activations* xq, api::CUdeviceptr y, bool round_x = false, bool accumulate = false,
+          WeightLayout layout = WeightLayout::File);
 
 // One matrix of a multi-matrix GEMV.
 struct GemvTarget {
@@ -45,6 +56,6 @@ struct GemvTarget {
 };
 // Up to three matrices of the same type and width times the same x, in one launch (q, k, v; gate, up).
 void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
-                const Q8Activations* xq, bool round_x = false, bool accumulate = false);
+                const Q8Activations* xq, bool round_x = false, bool accumulate = false, WeightLayout layout = WeightLayout::File);
 
 }  // namespace trueno::cuda
