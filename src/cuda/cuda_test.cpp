@@ -167,8 +167,8 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 30u);  // every decode kernel
-  EXPECT_EQ(early, 7u);     // q4_k, q5_k, q6_k, q8_0, q8_0 split, q4_0; rmsnorm_quantize
+  EXPECT_EQ(checked, 31u);  // every decode kernel
+  EXPECT_EQ(early, 8u);     // q4_k, q5_k, q6_k, q6_k split, q8_0, q8_0 split, q4_0; rmsnorm_quantize
 }
 
 TEST(Cuda, EveryModuleCompilesWithNvrtc) {
@@ -759,41 +759,55 @@ TEST(CudaGpu, DequantizeToF16MatchesTheCpu) {
       EXPECT_EQ(got, want) << "f16 weights are copied";
     else
       expect_contract(op, gf, wf16, std::to_string(rows) + "x" + std::to_string(cols));
-    if (has_split_layout(type)) {  // the same rows split (Note [Q8_0 rows split for the GPU])
+    if (has_split_layout(type)) {  // the same rows split (gemv.h's WeightLayout)
       DeviceBuffer split(test_context(), w.size());
       split_rows(c, type, dw.ptr(), split.ptr(), rows, cols);
       dequantize_f16(c, type, split.ptr(), rows, cols, out.ptr(), nullptr, WeightLayout::Split);
       c.synchronize();
       out.download(got.data(), got.size() * 2);
       std::vector<float> gs(got.begin(), got.end());
-      expect_contract("dequant_q8_0s_f16", gs, wf16, std::to_string(rows) + "x" + std::to_string(cols) + " split");
+      expect_contract(op.substr(0, op.size() - 4) + "s_f16", gs, wf16, std::to_string(rows) + "x" + std::to_string(cols) + " split");
     }
   }
 }
 
-// split_rows is a permutation of a Q8_0 matrix's bytes (Note [Q8_0 rows split for the GPU]): each row's
-// quants in block order, then its scales; bad arguments are refused with their reason.
+// split_rows is a permutation of a matrix's bytes: Q8_0 each row's quants in block order, then its scales
+// (Note [Q8_0 rows split for the GPU]); Q6_K four planes of every block's ql, qh, scales and d (Note [Q6_K
+// planes for the GPU]). Bad arguments are refused with their reason.
 TEST(CudaGpu, SplitRowsPermuteTheFileBytes) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = test_context();
   std::mt19937_64 rng(test_seed() + 13);
-  for (auto [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 256}, {3, 768}, {130, 4096}}) {
-    const std::size_t rb = quant_row_bytes(QuantType::Q8_0, cols), nb = cols / 32;
-    std::vector<std::byte> w(rows * rb), want(rows * rb);
-    for (auto& b : w) b = static_cast<std::byte>(rng());
-    for (std::size_t r = 0; r < rows; ++r)
-      for (std::size_t b = 0; b < nb; ++b) {
-        const std::byte* block = w.data() + r * rb + b * 34;
-        std::memcpy(want.data() + r * rb + 32 * b, block + 2, 32);
-        std::memcpy(want.data() + r * rb + 32 * nb + 2 * b, block, 2);
+  for (QuantType type : {QuantType::Q8_0, QuantType::Q6_K})
+    for (auto [rows, cols] : std::vector<std::pair<std::size_t, std::size_t>>{{1, 256}, {3, 768}, {130, 4096}, {5, 11008}}) {
+      const std::size_t rb = quant_row_bytes(type, cols);
+      std::vector<std::byte> w(rows * rb), want(rows * rb);
+      for (auto& b : w) b = static_cast<std::byte>(rng());
+      if (type == QuantType::Q8_0) {
+        const std::size_t nb = cols / 32;
+        for (std::size_t r = 0; r < rows; ++r)
+          for (std::size_t b = 0; b < nb; ++b) {
+            const std::byte* block = w.data() + r * rb + b * 34;
+            std::memcpy(want.data() + r * rb + 32 * b, block + 2, 32);
+            std::memcpy(want.data() + r * rb + 32 * nb + 2 * b, block, 2);
+          }
+      } else {
+        const std::size_t n = rows * cols / 256;
+        for (std::size_t i = 0; i < n; ++i) {
+          const std::byte* block = w.data() + i * 210;
+          std::memcpy(want.data() + 128 * i, block, 128);
+          std::memcpy(want.data() + 128 * n + 64 * i, block + 128, 64);
+          std::memcpy(want.data() + 192 * n + 16 * i, block + 192, 16);
+          std::memcpy(want.data() + 208 * n + 2 * i, block + 208, 2);
+        }
       }
-    DeviceBuffer dw = to_device(w), split(test_context(), w.size());
-    split_rows(c, QuantType::Q8_0, dw.ptr(), split.ptr(), rows, cols);
-    c.synchronize();
-    std::vector<std::byte> got(w.size());
-    split.download(got.data(), got.size());
-    EXPECT_TRUE(got == want) << rows << "x" << cols;
-  }
+      DeviceBuffer dw = to_device(w), split(test_context(), w.size());
+      split_rows(c, type, dw.ptr(), split.ptr(), rows, cols);
+      c.synchronize();
+      std::vector<std::byte> got(w.size());
+      split.download(got.data(), got.size());
+      EXPECT_TRUE(got == want) << quant_info(type).name << " " << rows << "x" << cols;
+    }
   DeviceBuffer a(test_context(), 4096 * 34), b(test_context(), 4096 * 34);
   EXPECT_THROW(split_rows(c, QuantType::Q4_K, a.ptr(), b.ptr(), 1, 256), InvalidArgument);
   EXPECT_THROW(split_rows(c, QuantType::Q8_0, a.ptr(), b.ptr(), 1, 96), ShapeError);
@@ -801,8 +815,8 @@ TEST(CudaGpu, SplitRowsPermuteTheFileBytes) {
   EXPECT_THROW(split_rows(c, QuantType::Q8_0, a.ptr() + 2, b.ptr(), 1, 256), InvalidArgument);
   Q8Activations q(test_context(), 256);
   EXPECT_THROW(gemv(c, QuantType::Q4_K, a.ptr(), 1, 256, 0, &q, b.ptr(), false, false, WeightLayout::Split), InvalidArgument);
-  EXPECT_THROW(dequantize_f16(c, QuantType::Q6_K, a.ptr(), 1, 256, b.ptr(), nullptr, WeightLayout::Split), InvalidArgument);
-  gpu_contract("repack_q8_0_split");
+  EXPECT_THROW(dequantize_f16(c, QuantType::Q4_K, a.ptr(), 1, 256, b.ptr(), nullptr, WeightLayout::Split), InvalidArgument);
+  gpu_contract("repack_q8_0_split"), gpu_contract("repack_q6_k_split");
 }
 
 // Prefill's product: Q4_K weights -> f16 on the device, f32 activations -> f16, cuBLAS with f32

@@ -29,15 +29,16 @@ __device__ __forceinline__ float k45(const u8* b, int j) {
   return __fsub_rn(__fmul_rn(__fmul_rn(d, static_cast<float>(sc)), static_cast<float>(q)), __fmul_rn(dmin, static_cast<float>(m)));
 }
 
-// Element j of a Q6_K block: (d * sc) * (q - 32).
-__device__ __forceinline__ float q6k(const u8* b, int j) {
+// Element j of a Q6_K block: (d * sc) * (q - 32). The block's parts: ql[128], qh[64], scales[16] (i8), d
+// (f16): consecutive in the file, in four planes when split (Note [Q6_K planes for the GPU], gemv_q6_k.cu).
+__device__ __forceinline__ float q6k(const u8* qlb, const u8* qhb, const u8* scb, const u8* db, int j) {
   const int half = j / 128, jj = j % 128, run = jj / 32, l = jj % 32;
-  const u8* ql = b + 64 * half;
-  const u8 h = b[128 + 32 * half + l];
+  const u8* ql = qlb + 64 * half;
+  const u8 h = qhb[32 * half + l];
   const int lo = run & 1 ? ql[l + 32] : ql[l];
   const int q = ((run < 2 ? lo & 0xF : lo >> 4) | (((h >> (2 * run)) & 3) << 4)) - 32;
-  const float d = f16_to_f32(*reinterpret_cast<const u16*>(b + 208));
-  const float sc = static_cast<float>(reinterpret_cast<const i8*>(b + 192)[8 * half + l / 16 + 2 * run]);
+  const float d = f16_to_f32(static_cast<u16>(db[0] | (db[1] << 8)));
+  const float sc = static_cast<float>(reinterpret_cast<const i8*>(scb)[8 * half + l / 16 + 2 * run]);
   return __fmul_rn(__fmul_rn(d, sc), static_cast<float>(q));
 }
 
@@ -100,14 +101,14 @@ __device__ __forceinline__ void k45_8(const u8* b, int j0, float* v) {
   }
 }
 
-// Elements j0 .. j0 + 7 of a Q6_K block, as q6k computes each: one scale, d * sc once (blocks of 210
-// bytes are only 2-byte aligned: byte loads).
-__device__ __forceinline__ void q6k_8(const u8* b, int j0, float* v) {
+// Elements j0 .. j0 + 7 of a Q6_K block (parts as q6k), as q6k computes each: one scale, d * sc once
+// (blocks of 210 bytes are only 2-byte aligned: byte loads).
+__device__ __forceinline__ void q6k_8(const u8* qlb, const u8* qhb, const u8* scb, const u8* db, int j0, float* v) {
   const int half = j0 / 128, jj = j0 % 128, run = jj / 32, l0 = jj % 32;
-  const u8* ql = b + 64 * half + (run & 1 ? 32 : 0) + l0;
-  const u8* qh = b + 128 + 32 * half + l0;
-  const float d = f16_to_f32(static_cast<u16>(b[208] | (b[209] << 8)));
-  const float dsc = __fmul_rn(d, static_cast<float>(reinterpret_cast<const i8*>(b + 192)[8 * half + l0 / 16 + 2 * run]));
+  const u8* ql = qlb + 64 * half + (run & 1 ? 32 : 0) + l0;
+  const u8* qh = qhb + 32 * half + l0;
+  const float d = f16_to_f32(static_cast<u16>(db[0] | (db[1] << 8)));
+  const float dsc = __fmul_rn(d, static_cast<float>(reinterpret_cast<const i8*>(scb)[8 * half + l0 / 16 + 2 * run]));
 #pragma unroll
   for (int i = 0; i < 8; ++i) {
     const int lo = ql[i];
@@ -135,8 +136,46 @@ extern "C" __global__ void dequant_q5_k_f16(const u8* __restrict__ w, u16* __res
 extern "C" __global__ void dequant_q6_k_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
   const u64 rb = static_cast<u64>(cols / 256) * 210;
   each_element(
-      out, rows, cols, [&](int r, int c, float* v) { q6k_8(w + r * rb + (c / 256) * 210, c % 256, v); },
-      [&](int r, int c) { return q6k(w + r * rb + (c / 256) * 210, c % 256); });
+      out, rows, cols,
+      [&](int r, int c, float* v) {
+        const u8* b = w + r * rb + (c / 256) * 210;
+        q6k_8(b, b + 128, b + 192, b + 208, c % 256, v);
+      },
+      [&](int r, int c) {
+        const u8* b = w + r * rb + (c / 256) * 210;
+        return q6k(b, b + 128, b + 192, b + 208, c % 256);
+      });
+}
+
+// Q6_K in planes (Note [Q6_K planes for the GPU], gemv_q6_k.cu): block i's parts at 128 i, 128 n + 64 i,
+// 192 n + 16 i, 208 n + 2 i (n = rows x blocks per row).
+extern "C" __global__ void dequant_q6_ks_f16(const u8* __restrict__ w, u16* __restrict__ out, int rows, int cols) {
+  const u64 nb = static_cast<u64>(cols / 256), n = static_cast<u64>(rows) * nb;
+  each_element(
+      out, rows, cols,
+      [&](int r, int c, float* v) {
+        const u64 i = r * nb + c / 256;
+        q6k_8(w + 128 * i, w + 128 * n + 64 * i, w + 192 * n + 16 * i, w + 208 * n + 2 * i, c % 256, v);
+      },
+      [&](int r, int c) {
+        const u64 i = r * nb + c / 256;
+        return q6k(w + 128 * i, w + 128 * n + 64 * i, w + 192 * n + 16 * i, w + 208 * n + 2 * i, c % 256);
+      });
+}
+
+// Not a dequantization: a Q6_K matrix in the file's layout (src) -> planes (dst), one thread per 210-byte
+// block; dst and src must not overlap.
+extern "C" __global__ void repack_q6_k_split(const u8* __restrict__ src, u8* __restrict__ dst, int rows, int nb) {
+  const u64 i = static_cast<u64>(blockIdx.x) * blockDim.x + threadIdx.x, n = static_cast<u64>(rows) * nb;
+  if (i >= n) return;
+  const u16* s = reinterpret_cast<const u16*>(src + i * 210);
+  u16* ql = reinterpret_cast<u16*>(dst + 128 * i);
+  u16* qh = reinterpret_cast<u16*>(dst + 128 * n + 64 * i);
+  u16* sc = reinterpret_cast<u16*>(dst + 192 * n + 16 * i);
+  for (int k = 0; k < 64; ++k) ql[k] = s[k];
+  for (int k = 0; k < 32; ++k) qh[k] = s[64 + k];
+  for (int k = 0; k < 8; ++k) sc[k] = s[96 + k];
+  reinterpret_cast<u16*>(dst + 208 * n)[i] = s[104];
 }
 
 // Q8_0: q * d.

@@ -27,7 +27,7 @@ void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t 
   switch (type) {
     case QuantType::Q4_K: name = "dequant_q4_k_f16"; break;
     case QuantType::Q5_K: name = "dequant_q5_k_f16"; break;
-    case QuantType::Q6_K: name = "dequant_q6_k_f16"; break;
+    case QuantType::Q6_K: name = layout == WeightLayout::Split ? "dequant_q6_ks_f16" : "dequant_q6_k_f16"; break;
     case QuantType::Q8_0: name = layout == WeightLayout::Split ? "dequant_q8_0s_f16" : "dequant_q8_0_f16"; break;
     case QuantType::Q4_0: name = "dequant_q4_0_f16"; break;
     case QuantType::F32: name = "dequant_f32_f16"; break;
@@ -44,15 +44,18 @@ void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t 
 }
 
 void split_rows(Context& c, QuantType type, api::CUdeviceptr src, api::CUdeviceptr dst, std::size_t rows, std::size_t cols) {
-  if (!has_split_layout(type)) throw InvalidArgument(strcat("cuda split_rows: ", quant_info(type).name, " has no split layout (q8_0 has)"));
-  if (cols == 0 || cols % 256 != 0) throw ShapeError(strcat("cuda split_rows: ", cols, " columns are not a positive multiple of ", 256));
+  if (!has_split_layout(type))
+    throw InvalidArgument(strcat("cuda split_rows: ", quant_info(type).name, " has no split layout (q8_0 and q6_k have)"));
+  if (cols == 0 || cols % 256 != 0) throw ShapeError(strcat("cuda split_rows: ", cols, " columns are not a positive multiple of 256"));
   if (src % 16 != 0 || dst % 16 != 0) throw InvalidArgument("cuda split_rows: both matrices must start 16-byte aligned");
-  const std::size_t row_bytes = cols / 32 * 34;
-  if (src < dst + rows * row_bytes && dst < src + rows * row_bytes) throw InvalidArgument("cuda split_rows: the matrices overlap");
-  if (rows * (cols / 32) > 0xFFFFFFFFull) throw ShapeError(strcat("cuda split_rows: ", rows, " x ", cols, " weights are too many blocks"));
-  int r = static_cast<int>(rows), nb32 = static_cast<int>(cols / 32);
-  void* params[] = {&src, &dst, &r, &nb32};
-  launch(c, c.function("dequant_f16", "repack_q8_0_split"), static_cast<unsigned>((rows * (cols / 32) + 255) / 256), 1, 256, 1, params);
+  const std::size_t bytes = rows * quant_row_bytes(type, cols);
+  if (src < dst + bytes && dst < src + bytes) throw InvalidArgument("cuda split_rows: the matrices overlap");
+  const std::size_t per_row = cols / quant_info(type).block_elems, blocks = rows * per_row;  // one thread per block
+  if (blocks > 0x7FFFFFFFull) throw ShapeError(strcat("cuda split_rows: ", rows, " x ", cols, " weights are too many blocks"));
+  int r = static_cast<int>(rows), nb = static_cast<int>(per_row);
+  void* params[] = {&src, &dst, &r, &nb};
+  launch(c, c.function("dequant_f16", type == QuantType::Q8_0 ? "repack_q8_0_split" : "repack_q6_k_split"),
+         static_cast<unsigned>((blocks + 255) / 256), 1, 256, 1, params);
 }
 
 }  // namespace trueno::cuda

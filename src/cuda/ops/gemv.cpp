@@ -59,11 +59,12 @@ bool gemv_supports(QuantType type) {
   return gemv_takes_q8(type) || type == QuantType::F16 || type == QuantType::BF16 || type == QuantType::F32;
 }
 
-bool has_split_layout(QuantType type) { return type == QuantType::Q8_0; }
+bool has_split_layout(QuantType type) { return type == QuantType::Q8_0 || type == QuantType::Q6_K; }
 
 WeightLayout preferred_layout(QuantType type, std::size_t cols) {
-  static const bool split = tuning_define("TRUENO_Q8_0_SPLIT", 1) != 0;
-  return split && has_split_layout(type) && cols > 0 && cols % kQK == 0 ? WeightLayout::Split : WeightLayout::File;
+  static const bool q8_0 = tuning_define("TRUENO_Q8_0_SPLIT", 1) != 0, q6_k = tuning_define("TRUENO_Q6_K_SPLIT", 1) != 0;
+  const bool split = type == QuantType::Q8_0 ? q8_0 : type == QuantType::Q6_K ? q6_k : false;
+  return split && cols > 0 && cols % kQK == 0 ? WeightLayout::Split : WeightLayout::File;
 }
 
 void gemv(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr x,
@@ -110,15 +111,17 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
       void* without[] = {&kt, &q, &d, &nb, &acc};  // gemv_q6_k needs no activation sums
       const api::CUfunction f = type == QuantType::Q4_K   ? c.function("gemv_k45", "gemv_q4_k")
                                 : type == QuantType::Q5_K ? c.function("gemv_k45", "gemv_q5_k")
-                                : type == QuantType::Q6_K ? c.function("gemv_q6_k", "gemv_q6_k")
+                                : type == QuantType::Q6_K ? (layout == WeightLayout::Split ? c.function("gemv_q6_k", "gemv_q6_k_split")
+                                                                                           : c.function("gemv_q6_k", "gemv_q6_k"))
                                 : layout == WeightLayout::Split ? c.function("gemv_q8_0", "gemv_q8_0_split")
                                 : type == QuantType::Q8_0       ? c.function("gemv_q8_0", "gemv_q8_0")
                                                           : c.function("gemv_q8_0", "gemv_q4_0");
       const bool b32 = type == QuantType::Q8_0 || type == QuantType::Q4_0;
-      for (std::size_t i = 0; b32 && i < targets.size(); ++i)  // Note [Staged 2-byte-aligned blocks]: 16-byte steps
+      // Note [Staged 2-byte-aligned blocks]: 16-byte steps; the split layouts' 8- and 16-byte loads
+      for (std::size_t i = 0; (b32 || layout == WeightLayout::Split) && i < targets.size(); ++i)
         if (targets[i].w % 16 != 0)
           throw InvalidArgument(strcat("cuda gemv ", quant_info(type).name, ": the matrix must start 16-byte aligned"));
-      const unsigned per_warp = layout == WeightLayout::Split ? kSplitRowsPerWarp
+      const unsigned per_warp = type == QuantType::Q8_0 && layout == WeightLayout::Split ? kSplitRowsPerWarp
                                 : b32 ? kB32RowsPerWarp : type == QuantType::Q6_K ? kQ6KRowsPerWarp : kQuantRowsPerWarp;
       return launch_overlapped(c, f, grid_for(max_rows, per_warp), ny, 32, kWarps,
                                type == QuantType::Q6_K ? without : with_bsums);

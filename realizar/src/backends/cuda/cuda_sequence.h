@@ -30,7 +30,7 @@ struct DeviceMatrix {
   trueno::QuantType type = trueno::QuantType::F32;
   cu::DeviceBuffer data;
   std::size_t rows = 0, cols = 0;
-  cu::WeightLayout layout = cu::WeightLayout::File;  // data's layout (Q8_0: rows split, gemv.h)
+  cu::WeightLayout layout = cu::WeightLayout::File;  // data's layout (Q8_0, Q6_K: split, gemv.h)
   cu::DeviceBuffer f16;  // the rows dequantized to f16, kept only with --decode-gemv cublas-f16
   std::optional<cu::Fp8Tensor> fp8;  // the rows as scaled E4M3, kept only with --prefill-precision fp8
 };

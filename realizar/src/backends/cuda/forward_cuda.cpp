@@ -5,8 +5,8 @@
 //   per layer: h = rmsnorm(x); q,k,v = Wq h (+bq), Wk h (+bk), Wv h (+bv); rope(q, k); cache k, v
 //              x += Wo attention(q, cache); h = rmsnorm(x); x += Wdown (silu(Wgate h) * (Wup h))
 //   logits = Wout rmsnorm(x)
-// Weights are uploaded once, quantized as in the file (Q8_0 with each row split into its quants, then its
-// scales: Note [Q8_0 rows split for the GPU], src/cuda/kernels/gemv_q8_0.cu); activations for the quantized types are
+// Weights are uploaded once, quantized as in the file (Q8_0 and Q6_K rearranged for wide loads, same size:
+// cu::WeightLayout, src/cuda/include/trueno/cuda/ops/gemv.h); activations for the quantized types are
 // quantized to Q8_K once per input vector and shared by the matrices that read it.
 //
 // Note [Decode graph]

@@ -14,7 +14,7 @@ namespace trueno::cuda {
 void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t rows, std::size_t cols, api::CUdeviceptr out,
                     api::CUstream stream = nullptr, WeightLayout layout = WeightLayout::File);
 
-// dst = src (rows x cols of `type`, the file's layout) with each row split; dst must not overlap src and
+// dst = src (rows x cols of `type`, the file's layout) split (gemv.h's WeightLayout); dst must not overlap src and
 // both must be 16-byte aligned. Asynchronous on the context's stream
 // (kernels/dequant_f16.cu).
 void split_rows(Context& c, QuantType type, api::CUdeviceptr src, api::CUdeviceptr dst, std::size_t rows, std::size_t cols);

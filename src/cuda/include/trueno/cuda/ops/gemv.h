@@ -28,14 +28,16 @@ bool gemv_takes_q8(QuantType type);
 // named in its error.
 bool gemv_supports(QuantType type);
 
-// Where a matrix's bytes lie on the device: as in the file, or (Q8_0 only) each row split into its quants
-// then its scales (Note [Q8_0 rows split for the GPU], kernels/gemv_q8_0.cu): same size and row stride,
-// but 16-byte aligned quants, which the decode GEMV reads with a third of the load instructions.
+// Where a matrix's bytes lie on the device: as in the file, or split (Q8_0: each row's quants, then its
+// scales, Note [Q8_0 rows split for the GPU], kernels/gemv_q8_0.cu; Q6_K: the blocks' parts in four planes,
+// Note [Q6_K planes for the GPU], kernels/gemv_q6_k.cu): the same size, but aligned for wide loads, which
+// the decode GEMVs read with a fraction of the load instructions.
 enum class WeightLayout { File, Split };
-// Whether `type` has a split layout (Q8_0).
+// Whether `type` has a split layout (Q8_0, Q6_K).
 bool has_split_layout(QuantType type);
 // The layout uploads of a matrix of `type` and `cols` columns should take: Split where it exists and cols
-// is a multiple of 256 (the GEMV's), unless TRUENO_CUDA_DEFINES has TRUENO_Q8_0_SPLIT=0 (a tuning knob).
+// is a multiple of 256 (the GEMVs'), unless TRUENO_CUDA_DEFINES has TRUENO_Q8_0_SPLIT=0 or
+// TRUENO_Q6_K_SPLIT=0 (tuning knobs).
 WeightLayout preferred_layout(QuantType type, std::size_t cols);
 
 // y[rows] = W x for any supported weight type: the quantized types read xq (quantize_q8_k of x), the
