@@ -402,7 +402,10 @@ void CudaSequence::forward(std::span<const std::int32_t> tokens, bool all_logits
   ctx_.make_current();
   if (T > 1 && options_.prefill != CudaOptions::Prefill::TokenByToken && prefill_supported() && recorder_ == nullptr) {
     prefill(tokens, all_logits, logits_.data());
-    if (reads_kv_copy(bucket_for(pos_))) update_kv_copy();  // the next decode step reads the copy: the prompt's share now
+    if (reads_kv_copy(bucket_for(pos_))) {  // the next decode step reads the copy: the prompt's share now,
+      update_kv_copy();                      // finished here so that it is the prompt's time, not the next step's
+      ctx_.synchronize();
+    }
   } else {
     for (std::size_t t = 0; t < T; ++t) {
       const Logits logits = all_logits ? Logits::Host : t + 1 == T ? Logits::Device : Logits::None;
