@@ -148,6 +148,7 @@ void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, i
   if (positions < 0 || positions > a.n_ctx || a.n_ctx > copy.n_ctx || layer < 0 || layer >= copy.n_layer)
     throw InvalidArgument(strcat("cuda attention over the 8-bit KV copy: ", positions, " positions, layer ", layer, ", a scratch of ", a.n_ctx,
                                  " positions, a copy of ", copy.n_layer, " x ", copy.n_ctx));
+  if (out % 16 != 0) throw InvalidArgument("cuda attention over the 8-bit KV copy: the output must be 16-byte aligned (float4 stores)");
   float scale = 1.0f / std::sqrt(static_cast<float>(hd));
   const std::uint64_t at = static_cast<std::uint64_t>(layer) * copy.n_ctx * copy.kv_row;
   api::CUdeviceptr k8 = copy.k.ptr() + at, v8 = copy.v.ptr() + at, kd = copy.kd.ptr() + at / 32 * 2, vd = copy.vd.ptr() + at / 32 * 2;
