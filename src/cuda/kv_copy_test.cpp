@@ -3,7 +3,9 @@
 // values.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
+#include <tuple>
 #include <random>
 #include <string>
 #include <vector>
@@ -126,6 +128,67 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
   EXPECT_THROW(KvCopyQ8(c, 2, 64, 80), InvalidArgument);
   EXPECT_FALSE(attention_q8_supports(80));
   EXPECT_TRUE(attention_q8_supports(128));
+}
+
+// Note [Rope and the 8-bit copy in one launch]: rope_append_q8 leaves q, k, both caches and the copy as
+// rope_append followed by kv_quantize_q8_at does, bit for bit, in the layer given and nowhere else.
+TEST(CudaGpu, RopeAndCopyInOneLaunchEqualRopeAppendThenQuantize) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 37);
+  struct Shape { int n_head, n_kv, hd, rope_dim; bool neox; int pos; };
+  for (Shape sh : {Shape{32, 32, 128, 128, false, 16384}, Shape{32, 4, 64, 64, true, 300}, Shape{8, 2, 128, 64, false, 257},
+                   Shape{4, 1, 64, 32, true, 1000}, Shape{16, 2, 256, 256, false, 513}, Shape{4, 4, 96, 96, true, 700}}) {
+    if (!rope_append_q8_fusable(sh.hd, sh.rope_dim)) GTEST_SKIP() << "TRUENO_ROPE_APPEND_Q8=0";
+    const int n_ctx = sh.pos + 3, kv_row = sh.n_kv * sh.hd, layers = 2, layer = 1;
+    const std::string what = std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " x " + std::to_string(sh.hd) + ", rope " +
+                             std::to_string(sh.rope_dim) + (sh.neox ? " neox" : "") + ", position " + std::to_string(sh.pos);
+    const std::size_t per_layer = static_cast<std::size_t>(n_ctx) * kv_row;
+    const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng), k = random_vector(kv_row, rng), v = random_vector(kv_row, rng);
+    std::vector<std::uint16_t> cache(layers * per_layer);
+    ops::f32_to_f16(random_vector(cache.size(), rng), cache);  // noise: only the step's row may change
+    const std::vector<std::uint8_t> pattern(layers * per_layer, 0x55);
+    const float ts = std::pow(10000.0f, -2.0f / static_cast<float>(sh.rope_dim));
+    const RopeParams rope{sh.hd, sh.rope_dim, ts, 0, sh.neox};
+    DeviceBuffer dpos = to_device(&sh.pos, sizeof sh.pos);
+    struct Run {
+      DeviceBuffer q, k, v, kc, vc;
+      KvCopyQ8 copy;
+    };
+    const auto make = [&] {
+      Run r{to_device(q), to_device(k), to_device(v), to_device(cache), to_device(cache), KvCopyQ8(c, layers, n_ctx, kv_row)};
+      r.copy.k.upload(pattern.data(), pattern.size()), r.copy.v.upload(pattern.data(), pattern.size());
+      r.copy.kd.upload(pattern.data(), pattern.size() / 16), r.copy.vd.upload(pattern.data(), pattern.size() / 16);
+      return r;
+    };
+    const std::uint64_t off = static_cast<std::uint64_t>(layer) * per_layer * 2;  // bytes of f16
+    Run a = make(), b = make();
+    rope_append(c, a.q.ptr(), a.k.ptr(), a.v.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), rope, a.kc.ptr() + off, a.vc.ptr() + off);
+    kv_quantize_q8_at(c, a.kc.ptr(), a.vc.ptr(), a.copy, layer, dpos.ptr());
+    rope_append_q8(c, b.q.ptr(), b.k.ptr(), b.v.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), rope, b.kc.ptr() + off, b.vc.ptr() + off, b.copy, layer);
+    EXPECT_EQ(from_device(b.q, q.size()), from_device(a.q, q.size())) << what << ": q";
+    EXPECT_NE(from_device(b.q, q.size()), q) << what << ": q rotated";
+    EXPECT_EQ(from_device(b.k, k.size()), from_device(a.k, k.size())) << what << ": k";
+    for (auto [x, y, name] : {std::tuple{&a.kc, &b.kc, "K cache"}, std::tuple{&a.vc, &b.vc, "V cache"}}) {
+      const auto want = download<std::uint16_t>(*x, cache.size()), got = download<std::uint16_t>(*y, cache.size());
+      EXPECT_EQ(got, want) << what << ": " << name;
+      EXPECT_NE(got, cache) << what << ": " << name << ", the step's row appended";
+    }
+    EXPECT_EQ(download<std::int8_t>(b.copy.k, pattern.size()), download<std::int8_t>(a.copy.k, pattern.size())) << what << ": K copy";
+    EXPECT_EQ(download<std::int8_t>(b.copy.v, pattern.size()), download<std::int8_t>(a.copy.v, pattern.size())) << what << ": V copy";
+    EXPECT_EQ(download<std::uint16_t>(b.copy.kd, pattern.size() / 32), download<std::uint16_t>(a.copy.kd, pattern.size() / 32)) << what;
+    EXPECT_EQ(download<std::uint16_t>(b.copy.vd, pattern.size() / 32), download<std::uint16_t>(a.copy.vd, pattern.size() / 32)) << what;
+    const auto row = download<std::int8_t>(b.copy.k, kv_row, layer * per_layer + static_cast<std::size_t>(sh.pos) * kv_row);
+    EXPECT_NE(row, std::vector<std::int8_t>(kv_row, 0x55)) << what << ": the step's row quantized";
+  }
+  DeviceBuffer any(c, 1 << 16);
+  KvCopyQ8 copy(c, 2, 16, 256);
+  const RopeParams rope80{80, 80, 0.9f, 0, false}, rope64{64, 64, 0.9f, 0, false};
+  EXPECT_THROW(rope_append_q8(c, any.ptr(), any.ptr(), any.ptr(), 4, 4, any.ptr(), rope80, any.ptr(), any.ptr(), copy, 0), InvalidArgument);
+  EXPECT_THROW(rope_append_q8(c, any.ptr(), any.ptr(), any.ptr(), 4, 4, any.ptr(), rope64, any.ptr(), any.ptr(), copy, 2), InvalidArgument);
+  EXPECT_THROW(rope_append_q8(c, any.ptr(), any.ptr(), any.ptr(), 4, 3, any.ptr(), rope64, any.ptr(), any.ptr(), copy, 0), InvalidArgument);
+  EXPECT_FALSE(rope_append_q8_fusable(64, 0));
+  EXPECT_FALSE(rope_append_q8_fusable(512, 512));
 }
 
 }  // namespace

@@ -583,14 +583,12 @@ __device__ __forceinline__ void attention_combine_wide_body(const float* __restr
   }
 }
 
-// Values [at, at + 32) of an f16 row to the 8-bit copy, one warp (lane = the value): Q8_0's arithmetic
+// Values [at, at + 32) of a row to the 8-bit copy, one warp (lane = the value x): Q8_0's arithmetic
 // as the CPU's quantize (quantize_ref.cpp): d = f16(absmax / 127), q = clamp(nearest_even(x / d), +-127)
 // with x / d as x * (1 / d), 0 for a zero block. A warp past the end (!valid) still takes part in the
 // shuffles and writes nothing (decy's emulated warps need every thread at every shuffle).
-__device__ __forceinline__ void quantize_q8_block(const u16* __restrict__ src, i8* __restrict__ q8, u16* __restrict__ d8, u64 at,
-                                                  bool valid) {
+__device__ __forceinline__ void quantize_q8_value(float x, i8* __restrict__ q8, u16* __restrict__ d8, u64 at, bool valid) {
   const int lane = threadIdx.x & 31;
-  const float x = valid ? f16_to_f32(src[at + lane]) : 0.0f;
   float amax = fabsf(x);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
@@ -602,4 +600,9 @@ __device__ __forceinline__ void quantize_q8_block(const u16* __restrict__ src, i
   if (!valid) return;
   q8[at + lane] = static_cast<i8>(max(-127, min(127, __float2int_rn(r))));
   if (lane == 0) d8[at / kQ8Block] = dh;
+}
+
+__device__ __forceinline__ void quantize_q8_block(const u16* __restrict__ src, i8* __restrict__ q8, u16* __restrict__ d8, u64 at,
+                                                  bool valid) {
+  quantize_q8_value(valid ? f16_to_f32(src[at + (threadIdx.x & 31)]) : 0.0f, q8, d8, at, valid);
 }

@@ -100,6 +100,46 @@ extern "C" __global__ void __launch_bounds__(256, 1)
   else if (hd == 64) one_block_vector<64>(kc + kvh * hd, vc + kvh * hd, p + 1, p, kv_row, scale, qs, s, out + h * hd, ks, vs);
 }
 
+// Note [Rope and the 8-bit copy in one launch]
+// Past kOneBlockPositions with the 8-bit copy a decode step ran rope_append, then kv_quantize_q8 for its
+// position: two launches per layer of ~1.5 us each on the H200 (7B at 16K positions, kernel_timeline). One
+// block per KV head now does both: it rotates its group's q heads and its k head in place (rope_append's
+// arithmetic), appends k and v to the f16 cache, and quantizes the same f16 values to the copy; q, k, the
+// caches and the copy equal the two launches' bit for bit (a test checks). Heads of at most 256 values, a
+// multiple of 32 (the launcher's).
+extern "C" __global__ void __launch_bounds__(256)
+    rope_append_q8(float* __restrict__ q, float* __restrict__ k, const float* __restrict__ v, int hd, int rope_dim,
+                   const int* __restrict__ pos, float theta_scale, const float* __restrict__ freqs, int neox, int group, int kv_row,
+                   u16* __restrict__ kc, u16* __restrict__ vc, i8* __restrict__ k8, u16* __restrict__ kd, i8* __restrict__ v8,
+                   u16* __restrict__ vd) {
+  overlap_prologue();
+  const int p = *pos, kvh = blockIdx.x, t = threadIdx.x, half = rope_dim / 2;
+  __shared__ u16 ks[256], vs[256];
+  for (int id = t; id < (group + 1) * half; id += blockDim.x) {
+    const int hh = id / half, i = id % half;  // hh < group: q head kvh * group + hh; hh == group: the k head
+    float sn, cs;
+    rope_sincos(p, i, theta_scale, freqs, sn, cs);
+    float* x = hh < group ? q + (kvh * group + hh) * hd : k + kvh * hd;
+    const int a = neox ? i : 2 * i, b = neox ? i + half : 2 * i + 1;
+    const float x0 = x[a], x1 = x[b];
+    const float y0 = x0 * cs - x1 * sn, y1 = x0 * sn + x1 * cs;
+    x[a] = y0, x[b] = y1;
+    if (hh == group) ks[a] = f32_to_f16_bits(y0), ks[b] = f32_to_f16_bits(y1);
+  }
+  for (int d = t; d < hd; d += blockDim.x) {
+    vs[d] = f32_to_f16_bits(v[kvh * hd + d]);
+    if (d >= rope_dim) ks[d] = f32_to_f16_bits(k[kvh * hd + d]);
+  }
+  __syncthreads();
+  const u64 row = static_cast<u64>(p) * kv_row + kvh * hd;
+  for (int d = t; d < hd; d += blockDim.x) kc[row + d] = ks[d], vc[row + d] = vs[d];
+  for (int w = t / 32; w < 2 * (hd / 32); w += blockDim.x / 32) {  // a warp per 32 values: K's, then V's
+    const bool is_v = w >= hd / 32;
+    const int b = is_v ? w - hd / 32 : w;
+    quantize_q8_value(f16_to_f32((is_v ? vs : ks)[b * 32 + (t & 31)]), is_v ? v8 : k8, is_v ? vd : kd, row + b * 32, true);
+  }
+}
+
 extern "C" __global__ void attention_combine(const float* __restrict__ o, const int* __restrict__ pos, int hd, int max_chunks,
                                              float* __restrict__ out) {
   overlap_prologue();

@@ -139,6 +139,28 @@ void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_
   launch_kv_quantize(c, k_cache, v_cache, copy, layer, 1, pos, 0, 1);
 }
 
+// A tuning knob: TRUENO_ROPE_APPEND_Q8=0 keeps rope_append and kv_quantize_q8_at apart, for comparison.
+const bool kRopeAppendQ8 = tuning_define("TRUENO_ROPE_APPEND_Q8", 1) != 0;
+
+bool rope_append_q8_fusable(int hd, int rope_dim) {
+  return kRopeAppendQ8 && hd % 32 == 0 && hd <= 256 && rope_dim > 0 && rope_dim % 2 == 0 && rope_dim <= hd;
+}
+
+void rope_append_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
+                    const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer) {
+  int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0, group = n_kv > 0 ? n_head / n_kv : 0, kv_row = n_kv * hd;
+  if (!rope_append_q8_fusable(hd, rd) || n_kv < 1 || n_head % n_kv != 0 || kv_row != copy.kv_row || layer < 0 || layer >= copy.n_layer)
+    throw InvalidArgument(strcat("cuda rope + append to the 8-bit copy in one launch: ", n_head, "/", n_kv, " heads of ", hd, " (rope over ",
+                                 rd, "), layer ", layer, " of a copy of ", copy.n_layer, " x ", copy.kv_row,
+                                 " (takes heads of a multiple of 32 up to 256, an even rope size up to the head's)"));
+  const std::uint64_t at = static_cast<std::uint64_t>(layer) * copy.n_ctx * copy.kv_row;
+  api::CUdeviceptr k8 = copy.k.ptr() + at, v8 = copy.v.ptr() + at, kd = copy.kd.ptr() + at / 32 * 2, vd = copy.vd.ptr() + at / 32 * 2;
+  float ts = p.theta_scale;
+  api::CUdeviceptr freqs = p.freqs;
+  void* params[] = {&q, &k, &v, &hd, &rd, &pos, &ts, &freqs, &neox, &group, &kv_row, &k_cache, &v_cache, &k8, &kd, &v8, &vd};
+  launch_overlapped(c, fn(c, "rope_append_q8"), static_cast<unsigned>(n_kv), 1, 256, 1, params);
+}
+
 // TRUENO_ATTENTION_ONE_PASS_Q8=0 (a tuning knob): Q8Passes::Default takes the two passes.
 const bool kOnePassQ8 = tuning_define("TRUENO_ATTENTION_ONE_PASS_Q8", 1) != 0;
 

@@ -77,6 +77,13 @@ bool attention_q8_supports(int hd);
 void kv_quantize_q8(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int first, int count);
 // Position *pos (read when the launch runs, as the decode step's kernels do) of layer `layer` to the copy.
 void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer, api::CUdeviceptr pos);
+// rope_append, then kv_quantize_q8_at, in one launch (Note [Rope and the 8-bit copy in one launch],
+// kernels/layer_ops.cu): q, k, the layer's caches (k_cache, v_cache as rope_append's) and layer `layer` of
+// the copy as the two leave them, bit for bit. Fusable: heads of a multiple of 32 up to 256, an even rope
+// size up to the head's, and TRUENO_ROPE_APPEND_Q8 is not 0; InvalidArgument otherwise.
+bool rope_append_q8_fusable(int hd, int rope_dim);
+void rope_append_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
+                    const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer);
 // attention_decode's split launches over layer `layer` of the copy (blocks of 256 positions, their own
 // combine); q, out, pos, scratch, positions as there. Two passes (scores, then f16-rounded weights times
 // V, then attention_combine_wide) or one (Note [One pass over the 8-bit copy], kernels/attention.cuh: f32
