@@ -352,6 +352,10 @@ constexpr int kQ8Keys = 256;
 #ifndef TRUENO_ATTENTION_Q8_SWIZZLE
 #define TRUENO_ATTENTION_Q8_SWIZZLE 0
 #endif
+// Note [V before the softmax] (1), or the softmax first (0, for comparison).
+#ifndef TRUENO_ATTENTION_Q8_V_EARLY
+#define TRUENO_ATTENTION_Q8_V_EARLY 1
+#endif
 __device__ __forceinline__ int swizzle16(int e, int x) { return TRUENO_ATTENTION_Q8_SWIZZLE ? (((e >> 2) ^ x) << 2) | (e & 3) : e; }
 // Where q's value d is staged in qh for scores_q8_vector (part = d / 16).
 __device__ __forceinline__ int q8_q_slot(int d) { return (d & ~15) | swizzle16(d & 15, (d >> 5) & 3); }
@@ -395,11 +399,32 @@ __device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const
   }
 }
 
+// p[t] = exp(p[t] - m) for the block's `count` scores (256 threads, one each), m their maximum; ml gets m and
+// l = the sum of the exps (thread 0). Every thread sees the new p on return.
+__device__ __forceinline__ void softmax_block_scores(float* __restrict__ p, int count, float* __restrict__ ml) {
+  const int t = threadIdx.x;
+  const float sv = t < count ? p[t] : -__int_as_float(0x7f800000);
+  const float m = block_max(sv);
+  const float e = t < count ? expf(sv - m) : 0.0f;
+  const float l = block_sum(e);
+  p[t] = e;  // each thread rewrites only its own score; block_sum's barriers ordered the reads
+  __syncthreads();
+  if (t == 0) ml[0] = m, ml[1] = l;
+}
+
+// Note [V before the softmax]
+// In the one pass (kSoftmax) the block's V rows are asked for before the softmax over its scores: the rows
+// do not depend on them, so their round trip overlaps the two block reductions and the exps, which then
+// no longer stand between the keys' arithmetic and the values' loads. p holds the scores on entry and
+// exp(s - m) after; ml gets m and l. The same arithmetic in the same order either way.
+
 // oc[d] = sum over the block's keys of p[j - j0] v_j[d] from the 8-bit copy (v, vd as k, kd above);
-// partial: shared memory for [256 / (HD / 16)][HD] floats (4096 for either head size).
-template <int HD>
+// partial: shared memory for [256 / (HD / 16)][HD] floats (4096 for either head size). With kSoftmax, p
+// holds the scores first (Note [V before the softmax]).
+template <int HD, bool kSoftmax>
 __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, const u16* __restrict__ vd, int j0, int j1, int kv_row,
-                                                    const float* __restrict__ p, float* __restrict__ partial, float* __restrict__ oc) {
+                                                    float* __restrict__ p, float* __restrict__ partial, float* __restrict__ oc,
+                                                    float* __restrict__ ml) {
   constexpr int kLanes = HD / 16, kGroups = 256 / kLanes, kPasses = kQ8Keys / kGroups;
   const int part = threadIdx.x % kLanes, grp = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
   uint4 raw[kPasses];
@@ -410,6 +435,7 @@ __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, co
     raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(v + static_cast<u64>(j) * kv_row + part * 16) : zero_uint4();
     dh[u] = j < j1 ? vd[static_cast<u64>(j) * scales + part / 2] : 0;
   }
+  if (kSoftmax) softmax_block_scores(p, j1 - j0, ml);
   float acc[16] = {};
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
@@ -471,8 +497,9 @@ __device__ __forceinline__ void attention_weights_v_q8_body(const i8* __restrict
   __shared__ float partial[4096];
   chunk_weights(s, ml, n, h, j0, j1, grid_chunks, n_ctx, p);
   float* oc = o + (static_cast<u64>(h) * grid_chunks + first) * hd;
-  if (hd == 128) weights_v_q8_vector<128>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
-  else weights_v_q8_vector<64>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc);
+  // (ml unused without the softmax: oc stands in, as decy takes only buffer pointers)
+  if (hd == 128) weights_v_q8_vector<128, false>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc, oc);
+  else weights_v_q8_vector<64, false>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc, oc);
 }
 
 // Note [One pass over the 8-bit copy]
@@ -499,22 +526,21 @@ __device__ __forceinline__ void attention_one_pass_q8_body(const float* __restri
   if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
   else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
   __syncthreads();
-  const float sv = t < j1 - j0 ? sc[t] : -__int_as_float(0x7f800000);
-  const float m = block_max(sv);
-  const float e = t < j1 - j0 ? expf(sv - m) : 0.0f;
-  const float l = block_sum(e);
-  sc[t] = e;  // each thread rewrites only its own score; block_sum's barriers ordered the reads
-  __syncthreads();
-  if (hd == 128) weights_v_q8_vector<128>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial, o + static_cast<u64>(slot) * hd);
-  else weights_v_q8_vector<64>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial, o + static_cast<u64>(slot) * hd);
-  if (t == 0) ml[2 * slot] = m, ml[2 * slot + 1] = l;
+  if (!TRUENO_ATTENTION_Q8_V_EARLY) softmax_block_scores(sc, j1 - j0, ml + 2 * slot);
+  if (hd == 128)
+    weights_v_q8_vector<128, TRUENO_ATTENTION_Q8_V_EARLY != 0>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial,
+                                                             o + static_cast<u64>(slot) * hd, ml + 2 * slot);
+  else
+    weights_v_q8_vector<64, TRUENO_ATTENTION_Q8_V_EARLY != 0>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial,
+                                                            o + static_cast<u64>(slot) * hd, ml + 2 * slot);
 }
 
 // out[h] = sum over the blocks b of kQ8Keys positions of o_b exp(m_b - M) / sum_b l_b exp(m_b - M), M the
 // largest m_b (Note [One pass over the 8-bit copy]); 256 threads, head sizes 64 and 128 (the launcher's).
 // Note [The combine's loads first]: the blocks' sums do not depend on M, so each thread issues its first
-// kCombineAhead 16-byte loads of them before it reads (m, l) and reduces M and L: one round trip where a
-// loop behind the reductions took one per block (33 at 16K positions; 8.9 us per 7B layer on the H200).
+// kCombineAhead 16-byte loads of them before it reads (m, l) and reduces M and L, and later ones
+// kCombineAhead at a time: one round trip where a loop behind the reductions took one per block (33 at
+// 16K positions; 8.9 us per 7B layer on the H200, 3.3 after).
 constexpr int kCombineAhead = 8;
 __device__ __forceinline__ void attention_combine_rescaled_body(const float* __restrict__ o, const float* __restrict__ ml, int n, int h,
                                                                 int hd, int max_chunks, float* __restrict__ out) {
@@ -536,27 +562,32 @@ __device__ __forceinline__ void attention_combine_rescaled_body(const float* __r
   for (int b = t; b < blocks; b += blockDim.x) lt += mlh[2 * b * kStride + 1] * expf(mlh[2 * b * kStride] - M);
   const float L = block_sum(lt);
   float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  int b0 = g;
+  while (true) {
 #pragma unroll
-  for (int i = 0; i < kCombineAhead; ++i) {
-    const int b = g + i * groups;
-    const float w = b < blocks ? expf(mlh[2 * b * kStride] - M) : 0.0f;
-    acc.x += ahead[i].x * w, acc.y += ahead[i].y * w, acc.z += ahead[i].z * w, acc.w += ahead[i].w * w;
-  }
-  for (int b = g + kCombineAhead * groups; b < blocks; b += groups) {
-    const float w = expf(mlh[2 * b * kStride] - M);
-    const float4 v = oh[b * step + c];
-    acc.x += v.x * w, acc.y += v.y * w, acc.z += v.z * w, acc.w += v.w * w;
+    for (int i = 0; i < kCombineAhead; ++i) {
+      const int b = b0 + i * groups;
+      const float w = b < blocks ? expf(mlh[2 * b * kStride] - M) : 0.0f;
+      acc.x += ahead[i].x * w, acc.y += ahead[i].y * w, acc.z += ahead[i].z * w, acc.w += ahead[i].w * w;
+    }
+    if (b0 + kCombineAhead * groups >= blocks) break;
+#pragma unroll
+    for (int i = 0; i < kCombineAhead; ++i) {
+      const int b = b0 + (kCombineAhead + i) * groups;
+      ahead[i] = b < blocks ? oh[b * step + c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    b0 += kCombineAhead * groups;
   }
   __shared__ float4 part[256];
   part[t] = acc;
   __syncthreads();
-  if (t < lanes) {
+  if (g == 0) {
     float4 sum = part[t];
     for (int gg = 1; gg < groups; ++gg) {
-      const float4 v = part[gg * lanes + t];
+      const float4 v = part[t + gg * lanes];
       sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
     }
-    reinterpret_cast<float4*>(out + h * hd)[t] = make_float4(sum.x / L, sum.y / L, sum.z / L, sum.w / L);
+    reinterpret_cast<float4*>(out + h * hd)[c] = make_float4(sum.x / L, sum.y / L, sum.z / L, sum.w / L);
   }
 }
 
