@@ -191,5 +191,71 @@ TEST(CudaGpu, RopeAndCopyInOneLaunchEqualRopeAppendThenQuantize) {
   EXPECT_FALSE(rope_append_q8_fusable(512, 512));
 }
 
+// Note [Rope inside the one pass]: rope_attention_decode_q8 leaves the output, both caches and the copy as
+// rope_append_q8 followed by the one pass does, bit for bit, with q and k unrotated; at positions at, just
+// past and inside blocks of kQ8Keys, with and without grouped queries.
+TEST(CudaGpu, RopeInsideTheOnePassEqualsRopeAppendThenOnePass) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 41);
+  struct Shape { int n_head, n_kv, hd, rope_dim; bool neox; int pos; };
+  for (Shape sh : {Shape{32, 32, 128, 128, false, 2000}, Shape{32, 4, 64, 64, true, 256}, Shape{8, 2, 128, 64, false, 511},
+                   Shape{4, 1, 64, 32, true, 512}, Shape{16, 16, 128, 128, false, 4100}}) {
+    if (!rope_attention_q8_fusable(sh.hd, sh.rope_dim)) GTEST_SKIP() << "TRUENO_ROPE_ATTENTION_Q8=0 or TRUENO_ATTENTION_ONE_PASS_Q8=0";
+    const int n_ctx = sh.pos + 3, kv_row = sh.n_kv * sh.hd, layers = 2, layer = 1;
+    const std::string what = std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " x " + std::to_string(sh.hd) + ", rope " +
+                             std::to_string(sh.rope_dim) + (sh.neox ? " neox" : "") + ", position " + std::to_string(sh.pos);
+    const std::size_t per_layer = static_cast<std::size_t>(n_ctx) * kv_row;
+    const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng), k = random_vector(kv_row, rng), v = random_vector(kv_row, rng);
+    std::vector<std::uint16_t> cache(layers * per_layer);
+    ops::f32_to_f16(random_vector(cache.size(), rng), cache);
+    const float ts = std::pow(10000.0f, -2.0f / static_cast<float>(sh.rope_dim));
+    const RopeParams rope{sh.hd, sh.rope_dim, ts, 0, sh.neox};
+    DeviceBuffer dpos = to_device(&sh.pos, sizeof sh.pos);
+    struct Run {
+      DeviceBuffer q, k, v, kc, vc, out;
+      KvCopyQ8 copy;
+      AttentionScratch scratch;
+    };
+    const auto make = [&] {
+      Run r{to_device(q), to_device(k), to_device(v), to_device(cache), to_device(cache), DeviceBuffer(c, q.size() * 4),
+            KvCopyQ8(c, layers, n_ctx, kv_row), AttentionScratch(c, n_ctx, sh.n_head, sh.hd)};
+      kv_quantize_q8(c, r.kc.ptr(), r.vc.ptr(), r.copy, 0, n_ctx);  // every position, the step's too: it must be overwritten
+      return r;
+    };
+    const std::uint64_t off = static_cast<std::uint64_t>(layer) * per_layer * 2;  // bytes of f16
+    Run a = make(), b = make();
+    const int group = sh.n_head / sh.n_kv;
+    rope_append_q8(c, a.q.ptr(), a.k.ptr(), a.v.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), rope, a.kc.ptr() + off, a.vc.ptr() + off, a.copy, layer);
+    attention_decode_q8(c, a.q.ptr(), a.copy, layer, a.out.ptr(), dpos.ptr(), a.scratch, sh.n_head, sh.hd, group, 0, Q8Passes::One);
+    rope_attention_decode_q8(c, b.q.ptr(), b.k.ptr(), b.v.ptr(), sh.n_head, sh.n_kv, dpos.ptr(), rope, b.kc.ptr() + off, b.vc.ptr() + off,
+                             b.copy, layer, b.out.ptr(), b.scratch, 0);
+    const auto want = from_device(a.out, q.size()), got = from_device(b.out, q.size());
+    EXPECT_EQ(got, want) << what << ": the output";
+    EXPECT_NE(got, std::vector<float>(q.size(), 0.0f)) << what;
+    EXPECT_EQ(from_device(b.q, q.size()), q) << what << ": q stays unrotated";
+    EXPECT_EQ(from_device(b.k, k.size()), k) << what << ": k stays unrotated";
+    for (auto [x, y, name] : {std::tuple{&a.kc, &b.kc, "K cache"}, std::tuple{&a.vc, &b.vc, "V cache"}})
+      EXPECT_EQ(download<std::uint16_t>(*y, cache.size()), download<std::uint16_t>(*x, cache.size())) << what << ": " << name;
+    EXPECT_EQ(download<std::int8_t>(b.copy.k, cache.size()), download<std::int8_t>(a.copy.k, cache.size())) << what << ": K copy";
+    EXPECT_EQ(download<std::int8_t>(b.copy.v, cache.size()), download<std::int8_t>(a.copy.v, cache.size())) << what << ": V copy";
+    EXPECT_EQ(download<std::uint16_t>(b.copy.kd, cache.size() / 32), download<std::uint16_t>(a.copy.kd, cache.size() / 32)) << what;
+    EXPECT_EQ(download<std::uint16_t>(b.copy.vd, cache.size() / 32), download<std::uint16_t>(a.copy.vd, cache.size() / 32)) << what;
+  }
+  KvCopyQ8 copy(c, 2, 64, 320);
+  AttentionScratch scratch(c, 64, 4, 80);
+  DeviceBuffer any(c, 1 << 16);
+  const RopeParams rope80{80, 80, 0.9f, 0, false}, rope64{64, 64, 0.9f, 0, false};
+  EXPECT_THROW(rope_attention_decode_q8(c, any.ptr(), any.ptr(), any.ptr(), 4, 4, any.ptr(), rope80, any.ptr(), any.ptr(), copy, 0, any.ptr(),
+                                        scratch, 0),
+               InvalidArgument);  // heads of 80
+  KvCopyQ8 copy64(c, 2, 64, 256);
+  EXPECT_THROW(rope_attention_decode_q8(c, any.ptr(), any.ptr(), any.ptr(), 4, 4, any.ptr(), rope64, any.ptr(), any.ptr(), copy64, 2, any.ptr(),
+                                        scratch, 0),
+               InvalidArgument);  // layer 2 of 2
+  EXPECT_FALSE(rope_attention_q8_fusable(96, 96));
+  EXPECT_FALSE(rope_attention_q8_fusable(128, 0));
+}
+
 }  // namespace
 }  // namespace trueno::cuda::testing
