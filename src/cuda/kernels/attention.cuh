@@ -368,12 +368,9 @@ __device__ __forceinline__ int q8_partial_slot(int part, int grp, int e) {
 // sc[j - j0] = (k_j . qh) * scale for the block's keys j0 <= j < j1 (at most kQ8Keys) from the 8-bit copy:
 // k = the KV head's column of the values [n][kv_row], kd of the scales [n][kv_row / 32]; 16 values (one
 // load) per lane, HD / 16 lanes a row, every load of the block in flight at once.
-// With kStep, position `step`'s row comes from step_q / step_d (this block's own rotated and quantized k,
-// Note [Rope inside the one pass]) instead of the copy; without, those arguments are unused.
-template <int HD, bool kStep>
+template <int HD>
 __device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const u16* __restrict__ kd, int j0, int j1, int kv_row,
-                                                 float scale, const float* __restrict__ qh, float* __restrict__ sc,
-                                                 const i8* __restrict__ step_q, const u16* __restrict__ step_d, int step) {
+                                                 float scale, const float* __restrict__ qh, float* __restrict__ sc) {
   constexpr int kLanes = HD / 16, kKeysPerPass = 256 / kLanes, kPasses = kQ8Keys / kKeysPerPass;
   const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
   float qv[16];
@@ -384,13 +381,8 @@ __device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
     const int j = j0 + slot + u * kKeysPerPass;
-    if (kStep && j == step) {
-      raw[u] = *reinterpret_cast<const uint4*>(step_q + part * 16);
-      dh[u] = step_d[part / 2];
-    } else {
-      raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(k + static_cast<u64>(j) * kv_row + part * 16) : zero_uint4();
-      dh[u] = j < j1 ? kd[static_cast<u64>(j) * scales + part / 2] : 0;
-    }
+    raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(k + static_cast<u64>(j) * kv_row + part * 16) : zero_uint4();
+    dh[u] = j < j1 ? kd[static_cast<u64>(j) * scales + part / 2] : 0;
   }
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
@@ -429,12 +421,10 @@ __device__ __forceinline__ void softmax_block_scores(float* __restrict__ p, int 
 // oc[d] = sum over the block's keys of p[j - j0] v_j[d] from the 8-bit copy (v, vd as k, kd above);
 // partial: shared memory for [256 / (HD / 16)][HD] floats (4096 for either head size). With kSoftmax, p
 // holds the scores first (Note [V before the softmax]).
-// kStep, step_q, step_d, step as scores_q8_vector's.
-template <int HD, bool kSoftmax, bool kStep>
+template <int HD, bool kSoftmax>
 __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, const u16* __restrict__ vd, int j0, int j1, int kv_row,
                                                     float* __restrict__ p, float* __restrict__ partial, float* __restrict__ oc,
-                                                    float* __restrict__ ml, const i8* __restrict__ step_q, const u16* __restrict__ step_d,
-                                                    int step) {
+                                                    float* __restrict__ ml) {
   constexpr int kLanes = HD / 16, kGroups = 256 / kLanes, kPasses = kQ8Keys / kGroups;
   const int part = threadIdx.x % kLanes, grp = threadIdx.x / kLanes, scales = kv_row / kQ8Block;
   uint4 raw[kPasses];
@@ -442,13 +432,8 @@ __device__ __forceinline__ void weights_v_q8_vector(const i8* __restrict__ v, co
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
     const int j = j0 + grp + u * kGroups;
-    if (kStep && j == step) {
-      raw[u] = *reinterpret_cast<const uint4*>(step_q + part * 16);
-      dh[u] = step_d[part / 2];
-    } else {
-      raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(v + static_cast<u64>(j) * kv_row + part * 16) : zero_uint4();
-      dh[u] = j < j1 ? vd[static_cast<u64>(j) * scales + part / 2] : 0;
-    }
+    raw[u] = j < j1 ? *reinterpret_cast<const uint4*>(v + static_cast<u64>(j) * kv_row + part * 16) : zero_uint4();
+    dh[u] = j < j1 ? vd[static_cast<u64>(j) * scales + part / 2] : 0;
   }
   if (kSoftmax) softmax_block_scores(p, j1 - j0, ml);
   float acc[16] = {};
@@ -489,8 +474,8 @@ __device__ __forceinline__ void attention_scores_q8_body(const float* __restrict
   __shared__ float sc[kQ8Keys];
   for (int d = threadIdx.x; d < hd; d += blockDim.x) qh[q8_q_slot(d)] = round_to_f16(q[h * hd + d]);
   __syncthreads();
-  if (hd == 128) scores_q8_vector<128, false>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc, k8, kd, 0);
-  else scores_q8_vector<64, false>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc, k8, kd, 0);
+  if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
+  else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
   __syncthreads();
   for (int c = 0; c < kQ8Keys / kChunk && j0 + c * kChunk < j1; ++c) {
     const int cj = j0 + c * kChunk;
@@ -512,26 +497,9 @@ __device__ __forceinline__ void attention_weights_v_q8_body(const i8* __restrict
   __shared__ float partial[4096];
   chunk_weights(s, ml, n, h, j0, j1, grid_chunks, n_ctx, p);
   float* oc = o + (static_cast<u64>(h) * grid_chunks + first) * hd;
-  // (ml and the step's row unused here: buffers stand in, as decy takes only buffer pointers)
-  if (hd == 128) weights_v_q8_vector<128, false, false>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc, oc, v8, vd, 0);
-  else weights_v_q8_vector<64, false, false>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc, oc, v8, vd, 0);
-}
-
-// The one pass's block once q is staged in qh (f16-rounded, q8_q_slot order): the scores of keys
-// [j0, j1) of KV head kvh, the softmax, the weighted V rows; m and l to ml [2], the sum to oc [HD]. kStep and
-// the step's rows as scores_q8_vector's.
-template <int HD, bool kStep>
-__device__ __forceinline__ void one_pass_q8_from_q(const i8* __restrict__ k8, const u16* __restrict__ kd, const i8* __restrict__ v8,
-                                                   const u16* __restrict__ vd, int j0, int j1, int kvh, int kv_row, float scale,
-                                                   const float* __restrict__ qh, float* __restrict__ sc, float* __restrict__ partial,
-                                                   float* __restrict__ ml, float* __restrict__ oc, const i8* __restrict__ step_k,
-                                                   const u16* __restrict__ step_kd, const i8* __restrict__ step_v,
-                                                   const u16* __restrict__ step_vd, int step) {
-  scores_q8_vector<HD, kStep>(k8 + kvh * HD, kd + kvh * HD / kQ8Block, j0, j1, kv_row, scale, qh, sc, step_k, step_kd, step);
-  __syncthreads();
-  if (!TRUENO_ATTENTION_Q8_V_EARLY) softmax_block_scores(sc, j1 - j0, ml);
-  weights_v_q8_vector<HD, TRUENO_ATTENTION_Q8_V_EARLY != 0, kStep>(v8 + kvh * HD, vd + kvh * HD / kQ8Block, j0, j1, kv_row, sc, partial, oc,
-                                                                   ml, step_v, step_vd, step);
+  // (ml unused without the softmax: oc stands in, as decy takes only buffer pointers)
+  if (hd == 128) weights_v_q8_vector<128, false>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc, oc);
+  else weights_v_q8_vector<64, false>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, p, partial, oc, oc);
 }
 
 // Note [One pass over the 8-bit copy]
@@ -555,10 +523,16 @@ __device__ __forceinline__ void attention_one_pass_q8_body(const float* __restri
   __shared__ float partial[4096];
   for (int d = t; d < hd; d += blockDim.x) qh[q8_q_slot(d)] = round_to_f16(q[h * hd + d]);
   __syncthreads();
-  if (hd == 128) one_pass_q8_from_q<128, false>(k8, kd, v8, vd, j0, j1, kvh, kv_row, scale, qh, sc, partial, ml + 2 * slot,
-                                                o + static_cast<u64>(slot) * hd, k8, kd, v8, vd, 0);
-  else one_pass_q8_from_q<64, false>(k8, kd, v8, vd, j0, j1, kvh, kv_row, scale, qh, sc, partial, ml + 2 * slot,
-                                     o + static_cast<u64>(slot) * hd, k8, kd, v8, vd, 0);
+  if (hd == 128) scores_q8_vector<128>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
+  else scores_q8_vector<64>(k8 + kvh * hd, kd + kvh * hd / kQ8Block, j0, j1, kv_row, scale, qh, sc);
+  __syncthreads();
+  if (!TRUENO_ATTENTION_Q8_V_EARLY) softmax_block_scores(sc, j1 - j0, ml + 2 * slot);
+  if (hd == 128)
+    weights_v_q8_vector<128, TRUENO_ATTENTION_Q8_V_EARLY != 0>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial,
+                                                             o + static_cast<u64>(slot) * hd, ml + 2 * slot);
+  else
+    weights_v_q8_vector<64, TRUENO_ATTENTION_Q8_V_EARLY != 0>(v8 + kvh * hd, vd + kvh * hd / kQ8Block, j0, j1, kv_row, sc, partial,
+                                                            o + static_cast<u64>(slot) * hd, ml + 2 * slot);
 }
 
 // out[h] = sum over the blocks b of kQ8Keys positions of o_b exp(m_b - M) / sum_b l_b exp(m_b - M), M the

@@ -183,63 +183,6 @@ extern "C" __global__ void __launch_bounds__(256, TRUENO_ATTENTION_Q8_MIN_BLOCKS
   attention_one_pass_q8_body(q, k8, kd, v8, vd, *pos + 1, blockIdx.x, blockIdx.y, grid_chunks, hd, group, kv_row, scale, ml, o);
 }
 
-// Note [Rope inside the one pass]
-// Past kOneBlockPositions over the 8-bit copy, rope_append_q8 was its own launch before the one pass
-// (2.2 us per 7B layer at 16K positions on the H200). Here every (head, block of positions) block rotates
-// its q itself (rope_head: rope_append's arithmetic); the block holding the step's position also rotates k,
-// quantizes k and v as kv_quantize_q8 does into shared memory and takes that row from there (no block reads
-// a row another block writes), and for the first head of each KV group writes it to the copy and the f16
-// cache. So the output, both caches and the copy equal rope_append_q8 + attention_one_pass_q8's bit for bit
-// (a test checks); q and k in global memory stay unrotated. Heads of 64 or 128 (the launcher's).
-template <int HD>
-__device__ __forceinline__ void rope_one_pass_q8_body(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
-                                                      int rope_dim, int p, float theta_scale, const float* __restrict__ freqs, int neox,
-                                                      int group, int kv_row, float scale, int grid_chunks, u16* __restrict__ kc,
-                                                      u16* __restrict__ vc, i8* __restrict__ k8, u16* __restrict__ kd, i8* __restrict__ v8,
-                                                      u16* __restrict__ vd, float* __restrict__ ml, float* __restrict__ o) {
-  const int h = blockIdx.x, j0 = blockIdx.y * kQ8Keys, n = p + 1;
-  if (j0 >= n) return;
-  const int j1 = min(n, j0 + kQ8Keys), kvh = h / group, t = threadIdx.x, slot = h * grid_chunks + blockIdx.y * (kQ8Keys / kChunk);
-  const bool mine = p < j1, first = h % group == 0;  // the block holding the step's position; the group's first head
-  __shared__ __align__(16) float qs[HD];
-  __shared__ __align__(16) u16 ks[HD], vs[HD];
-  __shared__ __align__(16) i8 sk[HD], sv[HD];
-  __shared__ u16 skd[HD / kQ8Block], svd[HD / kQ8Block];
-  __shared__ float qh[256];
-  __shared__ float sc[kQ8Keys];
-  __shared__ float partial[4096];
-  const u64 row = static_cast<u64>(p) * kv_row + kvh * HD;
-  rope_head(q + h * HD, k + kvh * HD, v + kvh * HD, HD, rope_dim, p, theta_scale, freqs, neox, qs, ks, vs, kc + row, vc + row, mine && first);
-  __syncthreads();
-  for (int d = t; d < HD; d += blockDim.x) qh[q8_q_slot(d)] = round_to_f16(qs[d]);
-  if (mine) {
-    for (int w = t / 32; w < 2 * (HD / kQ8Block); w += blockDim.x / 32) {  // a warp per 32 values: K's, then V's
-      const bool is_v = w >= HD / kQ8Block;
-      const int b = is_v ? w - HD / kQ8Block : w;
-      const float x = f16_to_f32((is_v ? vs : ks)[b * kQ8Block + (t & 31)]);
-      quantize_q8_value(x, is_v ? sv : sk, is_v ? svd : skd, b * kQ8Block, true);
-      if (first) quantize_q8_value(x, is_v ? v8 : k8, is_v ? vd : kd, row + b * kQ8Block, true);
-    }
-  }
-  __syncthreads();
-  one_pass_q8_from_q<HD, true>(k8, kd, v8, vd, j0, j1, kvh, kv_row, scale, qh, sc, partial, ml + 2 * slot, o + static_cast<u64>(slot) * HD,
-                               sk, skd, sv, svd, mine ? p : -1);
-}
-
-extern "C" __global__ void __launch_bounds__(256, TRUENO_ATTENTION_Q8_MIN_BLOCKS)
-    rope_attention_one_pass_q8(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, int hd, int rope_dim,
-                               const int* __restrict__ pos, float theta_scale, const float* __restrict__ freqs, int neox, int group,
-                               int kv_row, float scale, int grid_chunks, u16* __restrict__ kc, u16* __restrict__ vc, i8* __restrict__ k8,
-                               u16* __restrict__ kd, i8* __restrict__ v8, u16* __restrict__ vd, float* __restrict__ ml,
-                               float* __restrict__ o) {
-  overlap_prologue();
-  const int p = *pos;
-  if (hd == 128)
-    rope_one_pass_q8_body<128>(q, k, v, rope_dim, p, theta_scale, freqs, neox, group, kv_row, scale, grid_chunks, kc, vc, k8, kd, v8, vd, ml, o);
-  else
-    rope_one_pass_q8_body<64>(q, k, v, rope_dim, p, theta_scale, freqs, neox, group, kv_row, scale, grid_chunks, kc, vc, k8, kd, v8, vd, ml, o);
-}
-
 extern "C" __global__ void __launch_bounds__(256)
     attention_combine_rescaled(const float* __restrict__ o, const float* __restrict__ ml, const int* __restrict__ pos, int hd,
                                int max_chunks, float* __restrict__ out) {

@@ -195,35 +195,6 @@ void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, i
   launch_overlapped(c, fn(c, "attention_combine_wide"), heads, 1, 256, 1, p3);
 }
 
-// A tuning knob: TRUENO_ROPE_ATTENTION_Q8=0 keeps rope_append_q8 and the one pass apart, for comparison.
-const bool kRopeAttentionQ8 = tuning_define("TRUENO_ROPE_ATTENTION_Q8", 1) != 0;
-
-bool rope_attention_q8_fusable(int hd, int rope_dim) {
-  return kRopeAttentionQ8 && kOnePassQ8 && attention_q8_supports(hd) && rope_dim > 0 && rope_dim % 2 == 0 && rope_dim <= hd;
-}
-
-void rope_attention_decode_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
-                              const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer,
-                              api::CUdeviceptr out, AttentionScratch& a, int positions) {
-  int hd = p.head_dim, rd = p.rope_dim, neox = p.neox ? 1 : 0, group = n_kv > 0 ? n_head / n_kv : 0, kv_row = n_kv * hd;
-  if (!rope_attention_q8_fusable(hd, rd) || n_kv < 1 || n_head % n_kv != 0 || kv_row != copy.kv_row || layer < 0 || layer >= copy.n_layer ||
-      positions < 0 || positions > a.n_ctx || a.n_ctx > copy.n_ctx || out % 16 != 0)
-    throw InvalidArgument(strcat("cuda rope + attention over the 8-bit KV copy in one launch: ", n_head, "/", n_kv, " heads of ", hd, " (rope over ",
-                                 rd, "), layer ", layer, " of a copy of ", copy.n_layer, " x ", copy.n_ctx, " x ", copy.kv_row, ", ", positions,
-                                 " positions of a scratch of ", a.n_ctx,
-                                 " (takes heads of 64 or 128, an even rope size up to the head's, a 16-byte aligned output)"));
-  const std::uint64_t at = static_cast<std::uint64_t>(layer) * copy.n_ctx * copy.kv_row;
-  api::CUdeviceptr k8 = copy.k.ptr() + at, v8 = copy.v.ptr() + at, kd = copy.kd.ptr() + at / 32 * 2, vd = copy.vd.ptr() + at / 32 * 2;
-  float ts = p.theta_scale, scale = 1.0f / std::sqrt(static_cast<float>(hd));
-  api::CUdeviceptr freqs = p.freqs, ml = a.max_sum.ptr(), o = a.partial.ptr();
-  const int chunks_used = positions == 0 ? a.n_chunks : (positions + kAttentionChunk - 1) / kAttentionChunk;
-  int max_chunks = chunks_used;
-  void* p1[] = {&q, &k, &v, &hd, &rd, &pos, &ts, &freqs, &neox, &group, &kv_row, &scale, &max_chunks, &k_cache, &v_cache, &k8, &kd, &v8, &vd, &ml, &o};
-  launch_overlapped(c, fn(c, "rope_attention_one_pass_q8"), static_cast<unsigned>(n_head), static_cast<unsigned>((chunks_used + 3) / 4), 256, 1, p1);
-  void* p2[] = {&o, &ml, &pos, &hd, &max_chunks, &out};
-  launch_overlapped(c, fn(c, "attention_combine_rescaled"), static_cast<unsigned>(n_head), 1, 256, 1, p2);
-}
-
 void rmsnorm_quantize(Context& c, api::CUdeviceptr x, api::CUdeviceptr w, float eps, api::CUdeviceptr xn, Q8Activations& xq) {
   const api::CUfunction f = c.function("fused_ops", "rmsnorm_quantize");
   int n = static_cast<int>(xq.n);

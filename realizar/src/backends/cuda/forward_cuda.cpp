@@ -332,11 +332,6 @@ void CudaSequence::enqueue(bool logits, std::size_t bucket) {
 void CudaSequence::rope_and_attend(int li, std::size_t layer_off, std::size_t bucket) {
   const int group = static_cast<int>(c_.n_head / c_.n_head_kv), n_head = static_cast<int>(c_.n_head), n_kv = static_cast<int>(c_.n_head_kv);
   const bool q8 = reads_kv_copy(bucket);  // Note [8-bit KV copy]: this position's k and v to the copy too, then attention over it
-  if (q8 && !recording_ && cu::rope_attention_q8_fusable(rope_.head_dim, rope_.rope_dim)) {  // Note [Rope inside the one pass]
-    cu::rope_attention_decode_q8(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), n_head, n_kv, pos_dev_.ptr(), rope_, k_cache_.ptr() + layer_off,
-                                 v_cache_.ptr() + layer_off, *kv_q8_, li, att_.ptr(), *attention_, static_cast<int>(bucket));
-    return;
-  }
   if (q8 && cu::rope_append_q8_fusable(rope_.head_dim, rope_.rope_dim)) {  // Note [Rope and the 8-bit copy in one launch]
     cu::rope_append_q8(ctx_, q_.ptr(), k_.ptr(), v_.ptr(), n_head, n_kv, pos_dev_.ptr(), rope_, k_cache_.ptr() + layer_off,
                        v_cache_.ptr() + layer_off, *kv_q8_, li);

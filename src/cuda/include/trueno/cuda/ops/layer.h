@@ -84,14 +84,6 @@ void kv_quantize_q8_at(Context& c, api::CUdeviceptr k_cache, api::CUdeviceptr v_
 bool rope_append_q8_fusable(int hd, int rope_dim);
 void rope_append_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
                     const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer);
-// rope_append_q8, then attention_decode_q8's one pass and combine, in two launches (Note [Rope inside the one
-// pass], kernels/layer_ops.cu): out, the layer's caches and the copy as those leave them, bit for bit; q and k
-// stay unrotated. Arguments as theirs. Fusable: heads of 64 or 128, an even rope size up to the head's, and
-// neither TRUENO_ROPE_ATTENTION_Q8 nor TRUENO_ATTENTION_ONE_PASS_Q8 is 0; InvalidArgument otherwise.
-bool rope_attention_q8_fusable(int hd, int rope_dim);
-void rope_attention_decode_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUdeviceptr v, int n_head, int n_kv, api::CUdeviceptr pos,
-                              const RopeParams& p, api::CUdeviceptr k_cache, api::CUdeviceptr v_cache, KvCopyQ8& copy, int layer,
-                              api::CUdeviceptr out, AttentionScratch& scratch, int positions);
 // attention_decode's split launches over layer `layer` of the copy (blocks of 256 positions, their own
 // combine); q, out, pos, scratch, positions as there. Two passes (scores, then f16-rounded weights times
 // V, then attention_combine_wide) or one (Note [One pass over the 8-bit copy], kernels/attention.cuh: f32
