@@ -319,8 +319,9 @@ __device__ __forceinline__ void attention_one_block_body(const float* __restrict
 // 34 bytes per 32 values instead of 64. The split attention kernels read the copy (the _q8 kernels: the
 // same chunks, statistics and f16-rounded weights, K and V taken as d * q). The f16 cache stays what
 // everything else reads and writes (prompt passes, the batched step, one block per head at short
-// contexts); the decode step appends its position to the copy after rope_append, and the copy is brought
-// up to date for positions written elsewhere before a decode step reads it (forward_cuda.cpp).
+// contexts); the decode step appends its position to the copy with its rope (rope_append_q8, Note [Rope and
+// the 8-bit copy in one launch]), and the copy is brought up to date for positions written elsewhere before a
+// decode step reads it, finished inside the prompt's forward (forward_cuda.cpp).
 constexpr int kQ8Block = 32;
 
 // The 16 int8 values of raw as floats: each byte made unsigned (+128) and placed in the low mantissa of
