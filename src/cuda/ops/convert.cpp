@@ -11,7 +11,7 @@ void dequantize_f16(Context& c, QuantType type, api::CUdeviceptr w, std::size_t 
                     api::CUstream stream, WeightLayout layout) {
   if (stream == nullptr) stream = c.stream();
   if (layout == WeightLayout::Split && !has_split_layout(type))
-    throw InvalidArgument(strcat("cuda dequantize_f16: ", quant_info(type).name, " has no split layout (q8_0 has)"));
+    throw InvalidArgument(strcat("cuda dequantize_f16: ", quant_info(type).name, " has no split layout (q8_0 and q6_k have)"));
   const std::size_t block = quant_info(type).block_elems;
   if (cols == 0 || cols % block != 0)
     throw ShapeError(strcat("cuda dequantize_f16: ", cols, " columns are not a positive multiple of ", quant_info(type).name,

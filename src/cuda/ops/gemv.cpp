@@ -86,7 +86,7 @@ static_assert(sizeof(KernelTargets) == 64);
 void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
                 const Q8Activations* xq, bool round_x, bool accumulate, WeightLayout layout) {
   if (layout == WeightLayout::Split && !has_split_layout(type))
-    throw InvalidArgument(strcat("cuda gemv: ", quant_info(type).name, " has no split layout (q8_0 has)"));
+    throw InvalidArgument(strcat("cuda gemv: ", quant_info(type).name, " has no split layout (q8_0 and q6_k have)"));
   if (targets.empty() || targets.size() > 3)
     throw InvalidArgument(strcat("cuda gemv: ", targets.size(), " matrices in one launch (1 to 3)"));
   KernelTargets kt{};
