@@ -88,7 +88,7 @@ void rope_append_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUd
 // combine); q, out, pos, scratch, positions as there. Two passes (scores, then f16-rounded weights times
 // V, then attention_combine_wide) or one (Note [One pass over the 8-bit copy], kernels/attention.cuh: f32
 // weights per block, attention_combine_rescaled); Default: one, unless TRUENO_ATTENTION_ONE_PASS_Q8=0.
-// InvalidArgument for a head size attention_q8_supports refuses.
+// InvalidArgument for a head size attention_q8_supports refuses, or an out not 16-byte aligned.
 enum class Q8Passes { Default, Two, One };
 void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
                          AttentionScratch& scratch, int n_head, int hd, int group, int positions = 0, Q8Passes passes = Q8Passes::Default);
