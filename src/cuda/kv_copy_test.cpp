@@ -5,9 +5,9 @@
 
 #include <cmath>
 #include <cstring>
-#include <tuple>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "cuda/cuda_test_support.h"
