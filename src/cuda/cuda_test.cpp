@@ -5,6 +5,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -134,7 +135,8 @@ TEST(Cuda, EveryKernelHasAContract) {
 // begin with overlap_launch() and wait after their first weight loads (Note [Weights before the wait]), and
 // rmsnorm_quantize, which loads its norm weight (w) alone before overlap_wait().
 TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
-  const std::set<std::string> overlapped = {"gemv_k45", "gemv_q6_k", "gemv_q8_0", "gemv_float", "quantize_q8_k", "layer_ops", "fused_ops"};
+  const std::set<std::string> overlapped = {"gemv_k45", "gemv_q6_k", "gemv_q8_0", "gemv_float", "quantize_q8_k", "layer_ops", "fused_ops",
+                                             "attention_split"};
   const std::set<std::string> weights_first = {"gemv_k45", "gemv_q6_k", "gemv_q8_0"};
   std::size_t checked = 0, early = 0;
   for (const KernelSource& k : kernel_sources()) {
@@ -167,8 +169,44 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 32u);  // every decode kernel
+  EXPECT_EQ(checked, 34u);  // every decode kernel
   EXPECT_EQ(early, 8u);     // q4_k, q5_k, q6_k, q6_k split, q8_0, q8_0 split, q4_0; rmsnorm_quantize
+}
+
+// Note [Split over the 8-bit copy]: the split kernel's block shapes, which the launcher and the kernel
+// both rely on (no GPU needed): whole KV heads with their group of q heads, at most 16 warps, tiles of
+// whole runs of every way, a ring within the 227 KB of shared memory an H100/H200 block may take.
+TEST(Cuda, AttentionSplitShapesFitTheKernel) {
+  std::size_t checked = 0;
+  for (int hd : {64, 128})
+    for (int n_kv : {1, 2, 3, 4, 8, 32, 40})
+      for (int group : {1, 2, 3, 4, 7, 8, 16, 17, 32}) {
+        const AttentionSplitShape s = attention_split_shape(n_kv, group, hd);
+        const std::string what = std::to_string(n_kv) + " KV heads x " + std::to_string(group) + ", hd " + std::to_string(hd);
+        if (group > 16) {
+          EXPECT_EQ(s.heads, 0) << what << ": more than 16 q heads a KV head do not fit a block";
+          continue;
+        }
+        ASSERT_GE(s.heads, 1) << what;
+        EXPECT_EQ(n_kv % s.heads, 0) << what;
+        ASSERT_GE(s.ways, 1) << what;
+        EXPECT_EQ(s.threads, 32 * s.heads * group * s.ways) << what;
+        EXPECT_LE(s.threads, 512) << what << " (__launch_bounds__(512))";
+        EXPECT_GE(s.threads / 32, group) << what;
+        const int run = 4 * 32 / (hd / 16);
+        EXPECT_EQ(s.rows % (s.ways * run), 0) << what << ": " << s.rows << " rows";
+        EXPECT_GE(s.shared_bytes, 2u * s.rows * s.heads * hd) << what;
+        EXPECT_LE(s.shared_bytes, 232448u) << what;
+        ++checked;
+      }
+  EXPECT_EQ(checked, 2u * 7 * 7);
+  EXPECT_EQ(attention_split_shape(8, 1, 80).heads, 0) << "head size 80";
+  if (const char* d = std::getenv("TRUENO_CUDA_DEFINES"); d == nullptr || *d == 0) {  // the defaults: a 7B's 32 heads in blocks of 4, one warp each, 16-position tiles
+    const AttentionSplitShape s = attention_split_shape(32, 1, 128);
+    EXPECT_EQ(std::make_tuple(s.heads, s.ways, s.rows, s.threads), std::make_tuple(4, 1, 16, 128));
+    const AttentionSplitShape g = attention_split_shape(4, 8, 64);  // a 1.1B's: one KV head and its 8 q heads
+    EXPECT_EQ(std::make_tuple(g.heads, g.ways, g.rows, g.threads), std::make_tuple(1, 1, 128, 256));
+  }
 }
 
 TEST(Cuda, EveryModuleCompilesWithNvrtc) {

@@ -108,6 +108,13 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
     gpu_contract("attention_combine_rescaled");
     expect_contract("attention_one_pass_q8", got1, want, what + ", one pass");
     expect_contract("attention_one_pass_q8", got1, got, what + ", one pass against two", 2);
+    // Note [Split over the 8-bit copy]: the same scores and f32 weights, the softmax online over a split's tiles.
+    DeviceBuffer out2(c, q.size() * 4);
+    attention_decode_q8(c, dq.ptr(), copy, layer, out2.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions, Q8Passes::Split);
+    const auto got2 = from_device(out2, q.size());
+    gpu_contract("attention_combine_splits");
+    expect_contract("attention_split_q8", got2, want, what + ", split");
+    expect_contract("attention_split_q8", got2, got1, what + ", split against the one pass", 2);
 
     // What the copy costs in accuracy: the f16 cache's exact attention against the copy's.
     std::vector<float> kx(k.size()), vx(v.size());
@@ -116,6 +123,7 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
     const std::vector<float> exact = attention_reference(q, kx, vx, sh.n_head, sh.n_kv, sh.hd, sh.n);
     expect_contract("attention_weights_v_q8", got, exact, what + " against the f16 cache", 1);
     expect_contract("attention_one_pass_q8", got1, exact, what + ", one pass, against the f16 cache", 1);
+    expect_contract("attention_split_q8", got2, exact, what + ", split, against the f16 cache", 1);
   }
   // Refused: head sizes other than 64 and 128, layers and positions outside the copy, rows not of 32s.
   KvCopyQ8 copy(c, 2, 64, 128);

@@ -543,11 +543,11 @@ __device__ __forceinline__ void attention_one_pass_q8_body(const float* __restri
 // kCombineAhead at a time: one round trip where a loop behind the reductions took one per block (33 at
 // 16K positions; 8.9 us per 7B layer on the H200, 3.3 after).
 constexpr int kCombineAhead = 8;
-__device__ __forceinline__ void attention_combine_rescaled_body(const float* __restrict__ o, const float* __restrict__ ml, int n, int h,
-                                                                int hd, int max_chunks, float* __restrict__ out) {
-  constexpr int kStride = kQ8Keys / kChunk;
-  const int blocks = (n + kQ8Keys - 1) / kQ8Keys, t = threadIdx.x, lanes = hd / 4, groups = blockDim.x / lanes, c = t % lanes,
-            g = t / lanes, step = kStride * lanes;  // float4s from one block's sum to the next's
+// blocks: the sums to combine, kStride chunks of the scratch apart (kQ8Keys / kChunk for the one pass's).
+__device__ __forceinline__ void attention_combine_rescaled_body(const float* __restrict__ o, const float* __restrict__ ml, int blocks,
+                                                                int kStride, int h, int hd, int max_chunks, float* __restrict__ out) {
+  const int t = threadIdx.x, lanes = hd / 4, groups = blockDim.x / lanes, c = t % lanes, g = t / lanes,
+            step = kStride * lanes;  // float4s from one block's sum to the next's
   const float* mlh = ml + static_cast<u64>(h) * max_chunks * 2;
   const float4* oh = reinterpret_cast<const float4*>(o + static_cast<u64>(h) * max_chunks * hd);
   float4 ahead[kCombineAhead];

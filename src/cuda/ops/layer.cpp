@@ -163,6 +163,42 @@ void rope_append_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUd
 
 // TRUENO_ATTENTION_ONE_PASS_Q8=0 (a tuning knob): Q8Passes::Default takes the two passes.
 const bool kOnePassQ8 = tuning_define("TRUENO_ATTENTION_ONE_PASS_Q8", 1) != 0;
+// Note [Split over the 8-bit copy] (kernels/attention_split.cu): TRUENO_ATTENTION_SPLIT_Q8=0 (a tuning knob)
+// keeps the one pass for Q8Passes::Default; TRUENO_ATTENTION_SPLIT_STAGES, the ring's tiles, is the kernel's define.
+const bool kSplitQ8 = tuning_define("TRUENO_ATTENTION_SPLIT_Q8", 1) != 0;
+const int kSplitStages = tuning_define("TRUENO_ATTENTION_SPLIT_STAGES", 2);
+// The block's warps (at least a KV head's group of q heads; at most 16: __launch_bounds__(512)) and a
+// tile's bytes of K and V, tuning knobs. Measured on the H200 (2026-12-04, 7B tg64 --decode-attention q8,
+// tok/s at 16K / 32K, two rounds, one lease): 4 warps and 16 KB 303.6 / 303.5 and 228.1 / 227.6; 2 and 8 KB
+// 305.0 / 304.2 and 228.1 / 228.6; 8 and 32 KB 298.3 / 299.3 and 225.2 / 225.6; 16 and 64 KB 289.3 / 288.1
+// and 222.7 / 222.7; the one pass 294.2 / 294.8 and 219.9 / 220.0. Smaller blocks, several an SM, win.
+const int kSplitWarps = std::clamp(tuning_define("TRUENO_ATTENTION_SPLIT_WARPS", 4), 1, 16);
+const int kSplitTileBytes = tuning_define("TRUENO_ATTENTION_SPLIT_TILE", 16384);
+
+AttentionSplitShape attention_split_shape(int n_kv, int group, int hd) {
+  const int warps = std::max(kSplitWarps, group);  // a KV head's whole group of q heads in one block
+  AttentionSplitShape s;
+  if (warps > 16 || n_kv < 1 || group < 1 || !attention_q8_supports(hd)) return s;
+  for (int g = 1; g <= n_kv; ++g)
+    if (n_kv % g == 0 && g * group <= warps) s.heads = g;
+  s.ways = warps / (s.heads * group);
+  const int run = s.ways * 4 * 512 / hd;  // every way's run: 4 passes of 32 / (hd / 16) rows
+  s.rows = std::max(run, kSplitTileBytes / (2 * s.heads * hd) / run * run);
+  s.threads = 32 * s.heads * group * s.ways;
+  s.shared_bytes = static_cast<unsigned>(kSplitStages * 2 * s.rows * s.heads * hd * 17 / 16);
+  return s;
+}
+
+// The split kernel with its ring's shared memory allowed, and how many of its blocks an SM holds (0: none,
+// e.g. a GPU with less shared memory per block than the ring takes, or a group of more than 16 q heads;
+// the one pass then serves).
+int split_blocks_per_sm(Context& c, api::CUfunction f, const AttentionSplitShape& s) {
+  if (s.heads == 0) return 0;
+  if (c.driver().func_set_attribute(f, api::kFuncAttrMaxDynamicSharedBytes, static_cast<int>(s.shared_bytes)) != 0) return 0;
+  int per_sm = 0;
+  if (c.driver().occupancy_max_blocks(&per_sm, f, s.threads, s.shared_bytes) != 0) return 0;
+  return per_sm;
+}
 
 void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
                          AttentionScratch& a, int n_head, int hd, int group, int positions, Q8Passes passes) {
@@ -179,6 +215,26 @@ void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, i
   api::CUdeviceptr s = a.scores.ptr(), ml = a.max_sum.ptr(), o = a.partial.ptr();
   // One block per head and kQ8Keys positions (kernels/attention.cuh), four of the scratch's chunks.
   const auto heads = static_cast<unsigned>(n_head), q8_blocks = static_cast<unsigned>((chunks_used + 3) / 4);
+  if (passes == Q8Passes::Split || (passes == Q8Passes::Default && kSplitQ8)) {  // Note [Split over the 8-bit copy]
+    const api::CUfunction f = c.function("attention_split", "attention_split_q8");
+    const int n_kv = n_head / group;
+    AttentionSplitShape sh = attention_split_shape(n_kv, group, hd);
+    const int per_sm = split_blocks_per_sm(c, f, sh);
+    if (per_sm > 0) {
+      // One wave: the groups of KV heads times the splits fill the SMs; a slot a split (at most one a chunk).
+      const int head_blocks = n_kv / sh.heads;
+      int splits = std::clamp(per_sm * c.info().sms / head_blocks, 1, max_chunks);
+      void* p1[] = {&q, &k8, &kd, &v8, &vd, &pos, &hd, &group, &kv_row, &scale, &max_chunks, &sh.heads, &sh.ways, &sh.rows, &ml, &o};
+      launch_overlapped(c, f, static_cast<unsigned>(head_blocks), static_cast<unsigned>(splits), static_cast<unsigned>(sh.threads), 1, p1,
+                        sh.shared_bytes);
+      void* p2[] = {&o, &ml, &pos, &hd, &max_chunks, &splits, &sh.rows, &out};
+      launch_overlapped(c, c.function("attention_split", "attention_combine_splits"), heads, 1, 256, 1, p2);
+      return;
+    }
+    if (passes == Q8Passes::Split)
+      throw InvalidArgument(strcat("cuda split attention over the 8-bit KV copy: ", group, " q heads a KV head, a ring of ", sh.shared_bytes,
+                                   " bytes of shared memory for head size ", hd, ": does not fit on ", c.info().name));
+  }
   if (passes == Q8Passes::One || (passes == Q8Passes::Default && kOnePassQ8)) {  // Note [One pass over the 8-bit copy]
     void* p1[] = {&q, &k8, &kd, &v8, &vd, &pos, &hd, &group, &kv_row, &scale, &max_chunks, &ml, &o};
     launch_overlapped(c, fn(c, "attention_one_pass_q8"), heads, q8_blocks, 256, 1, p1);

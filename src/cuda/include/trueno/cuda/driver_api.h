@@ -34,6 +34,7 @@ constexpr int kAttrL2CacheSize = 38;
 constexpr int kAttrComputeCapabilityMajor = 75;
 constexpr int kAttrComputeCapabilityMinor = 76;
 constexpr int kAttrMaxSharedMemoryPerBlockOptin = 97;
+constexpr int kFuncAttrMaxDynamicSharedBytes = 8;  // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 
 constexpr unsigned kStreamNonBlocking = 1;
 constexpr int kStreamCaptureModeThreadLocal = 1;
@@ -91,6 +92,7 @@ using nvrtcProgram = _nvrtcProgram*;
   X(CUresult, module_load_data, "cuModuleLoadData", (CUmodule * mod, const void* image))                      \
   X(CUresult, occupancy_max_blocks, "cuOccupancyMaxActiveBlocksPerMultiprocessor", (int* n, CUfunction f, int block, std::size_t smem)) \
   X(CUresult, module_unload, "cuModuleUnload", (CUmodule mod))                                                \
+  X(CUresult, func_set_attribute, "cuFuncSetAttribute", (CUfunction f, int attribute, int value))             \
   X(CUresult, module_get_function, "cuModuleGetFunction", (CUfunction * fn, CUmodule mod, const char* name))  \
   X(CUresult, launch_kernel, "cuLaunchKernel",                                                                \
     (CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,               \

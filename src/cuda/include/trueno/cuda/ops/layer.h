@@ -87,9 +87,22 @@ void rope_append_q8(Context& c, api::CUdeviceptr q, api::CUdeviceptr k, api::CUd
 // attention_decode's split launches over layer `layer` of the copy (blocks of 256 positions, their own
 // combine); q, out, pos, scratch, positions as there. Two passes (scores, then f16-rounded weights times
 // V, then attention_combine_wide) or one (Note [One pass over the 8-bit copy], kernels/attention.cuh: f32
-// weights per block, attention_combine_rescaled); Default: one, unless TRUENO_ATTENTION_ONE_PASS_Q8=0.
-// InvalidArgument for a head size attention_q8_supports refuses, or an out not 16-byte aligned.
-enum class Q8Passes { Default, Two, One };
+// weights per block, attention_combine_rescaled) or split (Note [Split over the 8-bit copy], kernels/
+// attention_split.cu: blocks of KV heads walk every splits-th tile through a cp.async ring, a warp per q
+// head with its online softmax, attention_combine_splits).
+// Default: split where the GPU holds its ring, else one; TRUENO_ATTENTION_SPLIT_Q8=0 and
+// TRUENO_ATTENTION_ONE_PASS_Q8=0 step down. InvalidArgument for a head size attention_q8_supports refuses,
+// an out not 16-byte aligned, or Split on a GPU without the shared memory for the ring.
+enum class Q8Passes { Default, Two, One, Split };
+// The split kernel's block (Note [Split over the 8-bit copy]) for n_kv KV heads of `group` q heads each
+// and head size hd: `heads` KV heads with their q heads, `ways` warps a q head (threads = 32 heads group
+// ways, at most 512), tiles of `rows` positions and the ring's shared memory. heads == 0: the split does
+// not apply (a group of more than 16 q heads, a head size attention_q8_supports refuses).
+struct AttentionSplitShape {
+  int heads = 0, ways = 0, rows = 0, threads = 0;
+  unsigned shared_bytes = 0;
+};
+AttentionSplitShape attention_split_shape(int n_kv, int group, int hd);
 void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
                          AttentionScratch& scratch, int n_head, int hd, int group, int positions = 0, Q8Passes passes = Q8Passes::Default);
 
