@@ -125,13 +125,16 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
     expect_contract("attention_one_pass_q8", got1, exact, what + ", one pass, against the f16 cache", 1);
     expect_contract("attention_split_q8", got2, exact, what + ", split, against the f16 cache", 1);
   }
-  // Refused: head sizes other than 64 and 128, layers and positions outside the copy, rows not of 32s.
+  // Refused: head sizes other than 64 and 128, layers and positions outside the copy, an output not 16-byte
+  // aligned, rows not of 32s.
   KvCopyQ8 copy(c, 2, 64, 128);
   AttentionScratch scratch(c, 64, 4, 80);
   DeviceBuffer dq(c, 4 * 80 * 4), out(c, 4 * 80 * 4), dpos(c, 4);
   EXPECT_THROW(attention_decode_q8(c, dq.ptr(), copy, 0, out.ptr(), dpos.ptr(), scratch, 4, 80, 1), InvalidArgument);
   AttentionScratch scratch64(c, 64, 4, 64);
   EXPECT_THROW(attention_decode_q8(c, dq.ptr(), copy, 2, out.ptr(), dpos.ptr(), scratch64, 4, 64, 2), InvalidArgument);
+  for (Q8Passes passes : {Q8Passes::Default, Q8Passes::One, Q8Passes::Split})  // float4 stores: a 16-byte aligned output
+    EXPECT_THROW(attention_decode_q8(c, dq.ptr(), copy, 0, out.ptr() + 4, dpos.ptr(), scratch64, 4, 64, 2, 0, passes), InvalidArgument);
   EXPECT_THROW(kv_quantize_q8(c, dq.ptr(), dq.ptr(), copy, 60, 5), InvalidArgument);
   EXPECT_THROW(KvCopyQ8(c, 2, 64, 80), InvalidArgument);
   EXPECT_FALSE(attention_q8_supports(80));
