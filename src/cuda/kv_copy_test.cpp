@@ -34,7 +34,8 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
   struct Shape { int n_head, n_kv, hd, n; };
   for (Shape sh : {Shape{32, 8, 128, 1000}, Shape{4, 2, 64, 513}, Shape{32, 32, 128, 300}, Shape{14, 2, 64, 777},
                    Shape{4, 2, 128, 40000},  // 625 chunks, past one pass of the second level
-                   Shape{8, 8, 64, 1}}) {
+                   Shape{8, 8, 64, 1},
+                   Shape{2, 2, 128, 3001}, Shape{1, 1, 64, 700}}) {  // the split's ways > 1 (2 and 4 warps a q head)
     const int kv_row = sh.n_kv * sh.hd, group = sh.n_head / sh.n_kv, n_ctx = sh.n + 70, layers = 2, layer = 1;
     const std::string what =
         std::to_string(sh.n_head) + "/" + std::to_string(sh.n_kv) + " heads x " + std::to_string(sh.hd) + ", " + std::to_string(sh.n) + " positions";

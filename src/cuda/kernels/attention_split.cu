@@ -29,7 +29,7 @@
 #ifndef TRUENO_ATTENTION_SPLIT_STAGES
 #define TRUENO_ATTENTION_SPLIT_STAGES 2
 #endif
-constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES;
+constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTENTION_SPLIT_STAGES;  // the ring refills a stage others read otherwise
 // 1: the weights by __expf (ex2.approx of x log2 e, a relative 2^-21 or so) instead of expf (a tuning knob).
 #ifndef TRUENO_ATTENTION_SPLIT_FAST_EXP
 #define TRUENO_ATTENTION_SPLIT_FAST_EXP 0

@@ -166,7 +166,7 @@ const bool kOnePassQ8 = tuning_define("TRUENO_ATTENTION_ONE_PASS_Q8", 1) != 0;
 // Note [Split over the 8-bit copy] (kernels/attention_split.cu): TRUENO_ATTENTION_SPLIT_Q8=0 (a tuning knob)
 // keeps the one pass for Q8Passes::Default; TRUENO_ATTENTION_SPLIT_STAGES, the ring's tiles, is the kernel's define.
 const bool kSplitQ8 = tuning_define("TRUENO_ATTENTION_SPLIT_Q8", 1) != 0;
-const int kSplitStages = tuning_define("TRUENO_ATTENTION_SPLIT_STAGES", 2);
+const int kSplitStages = std::max(2, tuning_define("TRUENO_ATTENTION_SPLIT_STAGES", 2));  // as the kernel clamps it
 // The block's warps (at least a KV head's group of q heads; at most 16: __launch_bounds__(512)) and a
 // tile's bytes of K and V, tuning knobs. Measured on the H200 (2026-12-04, 7B tg64 --decode-attention q8,
 // tok/s at 16K / 32K, two rounds, one lease): 4 warps and 16 KB 303.6 / 303.5 and 228.1 / 227.6; 2 and 8 KB
@@ -219,7 +219,8 @@ void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, i
     const api::CUfunction f = c.function("attention_split", "attention_split_q8");
     const int n_kv = n_head / group;
     AttentionSplitShape sh = attention_split_shape(n_kv, group, hd);
-    const int per_sm = split_blocks_per_sm(c, f, sh);
+    // 4-byte copies of a row's scales: rows of a multiple of 64 values (a model's n_kv x hd always is)
+    const int per_sm = kv_row % 64 == 0 ? split_blocks_per_sm(c, f, sh) : 0;
     if (per_sm > 0) {
       // One wave: the groups of KV heads times the splits fill the SMs; a slot a split (at most one a chunk).
       const int head_blocks = n_kv / sh.heads;
@@ -232,8 +233,9 @@ void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, i
       return;
     }
     if (passes == Q8Passes::Split)
-      throw InvalidArgument(strcat("cuda split attention over the 8-bit KV copy: ", group, " q heads a KV head, a ring of ", sh.shared_bytes,
-                                   " bytes of shared memory for head size ", hd, ": does not fit on ", c.info().name));
+      throw InvalidArgument(strcat("cuda split attention over the 8-bit KV copy: ", group, " q heads a KV head, rows of ", kv_row,
+                                   " values, a ring of ", sh.shared_bytes, " bytes of shared memory for head size ", hd,
+                                   ": does not fit on ", c.info().name, " (takes groups of up to 16 and rows of a multiple of 64)"));
   }
   if (passes == Q8Passes::One || (passes == Q8Passes::Default && kOnePassQ8)) {  // Note [One pass over the 8-bit copy]
     void* p1[] = {&q, &k8, &kd, &v8, &vd, &pos, &hd, &group, &kv_row, &scale, &max_chunks, &ml, &o};
