@@ -95,24 +95,24 @@ TEST(CudaGpu, AttentionOverTheKvCopyQ8MatchesTheCpu) {
 
     const auto q = random_vector(static_cast<std::size_t>(sh.n_head) * sh.hd, rng);
     const std::vector<float> want = attention_reference(q, k, v, sh.n_head, sh.n_kv, sh.hd, sh.n);
-    DeviceBuffer dq = to_device(q), out(c, q.size() * 4);
+    DeviceBuffer dq = to_device(q);
     AttentionScratch scratch(c, n_ctx, sh.n_head, sh.hd);
     const int positions = sh.n % 2 == 0 ? 0 : sh.n;  // the whole context, or a bucket's positions
-    attention_decode_q8(c, dq.ptr(), copy, layer, out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions, Q8Passes::Two);
-    const auto got = from_device(out, q.size());
+    const auto attend = [&](Q8Passes passes) {
+      DeviceBuffer out(c, q.size() * 4);
+      attention_decode_q8(c, dq.ptr(), copy, layer, out.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions, passes);
+      return from_device(out, q.size());
+    };
+    const auto got = attend(Q8Passes::Two);
     gpu_contract("attention_scores_q8"), gpu_contract("attention_combine_wide");
     expect_contract("attention_weights_v_q8", got, want, what);
     // Note [One pass over the 8-bit copy]: the same attention in one pass, against the CPU and the two passes.
-    DeviceBuffer out1(c, q.size() * 4);
-    attention_decode_q8(c, dq.ptr(), copy, layer, out1.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions, Q8Passes::One);
-    const auto got1 = from_device(out1, q.size());
+    const auto got1 = attend(Q8Passes::One);
     gpu_contract("attention_combine_rescaled");
     expect_contract("attention_one_pass_q8", got1, want, what + ", one pass");
     expect_contract("attention_one_pass_q8", got1, got, what + ", one pass against two", 2);
     // Note [Split over the 8-bit copy]: the same scores and f32 weights, the softmax online over a split's tiles.
-    DeviceBuffer out2(c, q.size() * 4);
-    attention_decode_q8(c, dq.ptr(), copy, layer, out2.ptr(), dpos.ptr(), scratch, sh.n_head, sh.hd, group, positions, Q8Passes::Split);
-    const auto got2 = from_device(out2, q.size());
+    const auto got2 = attend(Q8Passes::Split);
     gpu_contract("attention_combine_splits");
     expect_contract("attention_split_q8", got2, want, what + ", split");
     expect_contract("attention_split_q8", got2, got1, what + ", split against the one pass", 2);
