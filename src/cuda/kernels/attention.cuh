@@ -335,6 +335,22 @@ __device__ __forceinline__ void unpack_i8x16(const uint4& r, float* f) {
     for (int b = 0; b < 4; ++b) f[4 * i + b] = __int_as_float(__byte_perm(w[i], 0x4b00u, 0x5440u | b)) - 8388736.0f;
 }
 
+// The dot product of q's 16 values qv with a lane's 16 int8 values of a key row, times their f16 scale dh,
+// summed over the kLanes lanes that share the row: the _q8 kernels' scores all take it, so that theirs
+// are the same bits.
+template <int kLanes>
+__device__ __forceinline__ float row_dot_q8(uint4 raw, u16 dh, const float* qv) {
+  float kv[16];
+  unpack_i8x16(raw, kv);
+  float dot = 0.0f;
+#pragma unroll
+  for (int e = 0; e < 16; ++e) dot += kv[e] * qv[e];
+  dot *= f16_to_f32(dh);
+#pragma unroll
+  for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+  return dot;
+}
+
 // One block of the _q8 kernels covers kQ8Keys positions (kQ8Keys / kChunk chunks of the scratch): its
 // bytes per block are then the f16 kernels' (a block of 64 positions moved 8 KB per head and took as long
 // as the f16 kernels' 16 KB: per-block latency, not bandwidth, measured on the H200).
@@ -387,14 +403,7 @@ __device__ __forceinline__ void scores_q8_vector(const i8* __restrict__ k, const
   }
 #pragma unroll
   for (int u = 0; u < kPasses; ++u) {
-    float kv[16];
-    unpack_i8x16(raw[u], kv);
-    float dot = 0.0f;
-#pragma unroll
-    for (int e = 0; e < 16; ++e) dot += kv[e] * qv[e];
-    dot *= f16_to_f32(dh[u]);
-#pragma unroll
-    for (int o = kLanes / 2; o > 0; o >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, o);
+    const float dot = row_dot_q8<kLanes>(raw[u], dh[u], qv);
     const int j = j0 + slot + u * kKeysPerPass;
     if (part == 0 && j < j1) sc[j - j0] = dot * scale;
   }

@@ -132,20 +132,13 @@ __device__ __forceinline__ void attention_split_q8_body(const float* __restrict_
     const u16* vds = reinterpret_cast<const u16*>(reinterpret_cast<const unsigned char*>(kds) + half);
     const int jt = (first + i * stride) * rows;
     for (int r = way; r < runs && jt + r * kRun < n; r += ways) {
-      // The run's scores, as scores_q8_vector computes them; then the online softmax over them.
+      // The run's scores (row_dot_q8, as scores_q8_vector's); then the online softmax over them.
       float s[4];
       float mt = -__int_as_float(0x7f800000);
 #pragma unroll
       for (int u = 0; u < 4; ++u) {
         const int row = r * kRun + u * kRows + rsub;
-        float kv[16];
-        unpack_i8x16(*reinterpret_cast<const uint4*>(ks + row * row_bytes), kv);
-        float dot = 0.0f;
-#pragma unroll
-        for (int e = 0; e < 16; ++e) dot += kv[e] * qv[e];
-        dot *= f16_to_f32(kds[row * (row_bytes / kQ8Block)]);
-#pragma unroll
-        for (int off = kLanes / 2; off > 0; off >>= 1) dot += __shfl_xor_sync(0xffffffffu, dot, off);
+        const float dot = row_dot_q8<kLanes>(*reinterpret_cast<const uint4*>(ks + row * row_bytes), kds[row * (row_bytes / kQ8Block)], qv);
         s[u] = jt + row < n ? dot * scale : -__int_as_float(0x7f800000);
         mt = fmaxf(mt, s[u]);
       }
