@@ -36,11 +36,6 @@ constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTE
 #endif
 __device__ __forceinline__ float split_exp(float x) { return TRUENO_ATTENTION_SPLIT_FAST_EXP ? __expf(x) : expf(x); }
 
-// 4-byte global -> shared copies (scales), zeros when !valid.
-__device__ __forceinline__ void copy_async_4(u32 dst, const void* src, bool valid) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(dst), "l"(src), "r"(valid ? 4 : 0) : "memory");
-}
-
 // Where thread t's copies of a tile begin (row, piece of 16 bytes / word of 4) and how they step (by the
 // block's threads): the same every tile, so the divisions are done once.
 struct SplitCopies {
