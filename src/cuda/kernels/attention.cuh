@@ -212,11 +212,12 @@ constexpr int kOneBlockPositions = 256;
 
 // qh: the head's q, loaded after the K and V rows (all in flight together). Rows [0, cached) come from
 // the cache k, v; row cached (< n) from own_k, own_v: the step's own row, which rope_attention_one_block
-// keeps in shared memory (Note [Rope inside the attention]); cached == n otherwise.
-template <int HD>
+// keeps in shared memory (Note [Rope inside the attention]); cached == n otherwise. between() runs after
+// the cached rows' loads are issued and before the own row and qh are read (the rope kernel writes them there).
+template <int HD, class Between>
 __device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, const u16* __restrict__ v, int n, int cached, int kv_row,
                                                  float scale, const float* __restrict__ qh, float* __restrict__ s, float* __restrict__ oh,
-                                                 const u16* own_k, const u16* own_v) {
+                                                 const u16* own_k, const u16* own_v, Between between) {
   constexpr int kLanes = HD / 8, kRowsPerPass = 256 / kLanes, kPasses = kOneBlockPositions / kRowsPerPass;
   const int part = threadIdx.x % kLanes, slot = threadIdx.x / kLanes, t = threadIdx.x;
   uint4 kr[kPasses], vr[kPasses];
@@ -224,8 +225,17 @@ __device__ __forceinline__ void one_block_vector(const u16* __restrict__ k, cons
   for (int u = 0; u < kPasses; ++u) {
     const int j = slot + u * kRowsPerPass;
     const u64 at = static_cast<u64>(j) * kv_row + part * 8;
-    kr[u] = j < cached ? *reinterpret_cast<const uint4*>(k + at) : j < n ? *reinterpret_cast<const uint4*>(own_k + part * 8) : zero_uint4();
-    vr[u] = j < cached ? *reinterpret_cast<const uint4*>(v + at) : j < n ? *reinterpret_cast<const uint4*>(own_v + part * 8) : zero_uint4();
+    kr[u] = j < cached ? *reinterpret_cast<const uint4*>(k + at) : zero_uint4();
+    vr[u] = j < cached ? *reinterpret_cast<const uint4*>(v + at) : zero_uint4();
+  }
+  between();
+#pragma unroll
+  for (int u = 0; u < kPasses; ++u) {
+    const int j = slot + u * kRowsPerPass;
+    if (j >= cached && j < n) {
+      kr[u] = *reinterpret_cast<const uint4*>(own_k + part * 8);
+      vr[u] = *reinterpret_cast<const uint4*>(own_v + part * 8);
+    }
   }
   float qv[8];
   const float4 q0 = *reinterpret_cast<const float4*>(qh + part * 8), q1 = *reinterpret_cast<const float4*>(qh + part * 8 + 4);
@@ -275,8 +285,9 @@ __device__ __forceinline__ void attention_one_block_body(const float* __restrict
   const u16 *k = kc + kvh * hd, *v = vc + kvh * hd;
   float* oh = out + h * hd;
   if (vector_rows(hd, kv_row, kc) && vector_rows(hd, kv_row, vc) && (reinterpret_cast<u64>(q) & 15) == 0) {
-    if (hd == 128) one_block_vector<128>(k, v, n, n, kv_row, scale, q + h * hd, s, oh, k, v);
-    else one_block_vector<64>(k, v, n, n, kv_row, scale, q + h * hd, s, oh, k, v);
+    const auto nothing = [] {};
+    if (hd == 128) one_block_vector<128>(k, v, n, n, kv_row, scale, q + h * hd, s, oh, k, v, nothing);
+    else one_block_vector<64>(k, v, n, n, kv_row, scale, q + h * hd, s, oh, k, v, nothing);
     return;
   }
   __shared__ float qh[256];

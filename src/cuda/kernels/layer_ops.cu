@@ -82,7 +82,8 @@ extern "C" __global__ void __launch_bounds__(256, 1)
 // shared memory (rope_head: rope_append's arithmetic), takes the step's own K and V row from there and the
 // earlier rows from the cache; the first block of each KV group also writes the row to the cache (a block
 // never reads a row another block writes). The outputs and the cache equal rope_append + attention_one_block
-// bit for bit (a test checks); one launch per layer less. q and k in global memory stay unrotated.
+// bit for bit (a test checks); one launch per layer less. q and k in global memory stay unrotated. The
+// cached rows (those before the step's own) do not depend on the rope, so their loads go out before it.
 extern "C" __global__ void __launch_bounds__(256, 1)
     rope_attention_one_block(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v, int hd, int rope_dim,
                              const int* __restrict__ pos, float theta_scale, const float* __restrict__ freqs, int neox, int group,
@@ -93,11 +94,13 @@ extern "C" __global__ void __launch_bounds__(256, 1)
   __shared__ __align__(16) u16 ks[128], vs[128];
   __shared__ float s[kOneBlockPositions];
   const u64 slot = static_cast<u64>(p) * kv_row + kvh * hd;
-  rope_head(q + h * hd, k + kvh * hd, v + kvh * hd, hd, rope_dim, p, theta_scale, freqs, neox, qs, ks, vs, kc + slot, vc + slot,
-            h % group == 0);
-  __syncthreads();
-  if (hd == 128) one_block_vector<128>(kc + kvh * hd, vc + kvh * hd, p + 1, p, kv_row, scale, qs, s, out + h * hd, ks, vs);
-  else if (hd == 64) one_block_vector<64>(kc + kvh * hd, vc + kvh * hd, p + 1, p, kv_row, scale, qs, s, out + h * hd, ks, vs);
+  const auto rope = [&] {  // after the cached rows' loads are out: their round trip overlaps the rope's
+    rope_head(q + h * hd, k + kvh * hd, v + kvh * hd, hd, rope_dim, p, theta_scale, freqs, neox, qs, ks, vs, kc + slot, vc + slot,
+              h % group == 0);
+    __syncthreads();
+  };
+  if (hd == 128) one_block_vector<128>(kc + kvh * hd, vc + kvh * hd, p + 1, p, kv_row, scale, qs, s, out + h * hd, ks, vs, rope);
+  else if (hd == 64) one_block_vector<64>(kc + kvh * hd, vc + kvh * hd, p + 1, p, kv_row, scale, qs, s, out + h * hd, ks, vs, rope);
 }
 
 // Note [Rope and the 8-bit copy in one launch]
