@@ -66,16 +66,34 @@ __device__ __forceinline__ float term(uint4 head, uint4 q, uint4 hb, int c, int4
 // c >= 2), so one shift by 16 (c & 1) and masks give both scales as a byte pair and both mins as another,
 // and two __dp2a (int16 pairs times byte pairs) give isum and msum: about 15 integer instructions fewer
 // a row and block than scale_min twice and four multiplies. The same integers, so the same output bits.
+// The high nibbles are dotted in place (dot16_high).
 // Q5_K keeps term(): its run sums can pass the int16 range (16 x 31 x 128).
 #ifndef TRUENO_GEMV_PAIRS  // a tuning knob (TRUENO_CUDA_DEFINES): 0 keeps scale_min
 #define TRUENO_GEMV_PAIRS 1
 #endif
+#ifndef TRUENO_GEMV_HIGH_IN_PLACE  // a tuning knob: 0 shifts the high nibbles down before the dot
+#define TRUENO_GEMV_HIGH_IN_PLACE 1
+#endif
+// 16 high nibbles . 16 activations. In place, each byte's nibble is 16 x its level (unsigned: dp4a.u32.s32),
+// so the sum is 16 x the dot, exactly; one shift instead of one per word.
+__device__ __forceinline__ int dot16_high(uint4 q, int4 x) {
+  if constexpr (TRUENO_GEMV_HIGH_IN_PLACE) {
+    int s = 0;
+    const u32 w[4] = {q.x & 0xF0F0F0F0u, q.y & 0xF0F0F0F0u, q.z & 0xF0F0F0F0u, q.w & 0xF0F0F0F0u};
+    const int xs[4] = {x.x, x.y, x.z, x.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i) asm("dp4a.u32.s32 %0, %1, %2, %0;" : "+r"(s) : "r"(w[i]), "r"(xs[i]));
+    return s >> 4;
+  } else {
+    return dot16<false>(q, q, 4, 0, x);
+  }
+}
 __device__ __forceinline__ float term_q4_pairs(uint4 head, uint4 q, int c, int4 xl, int4 xh, int bs_pair, float dx) {
   const int sh = 16 * (c & 1);
   const u32 s0 = head.y >> sh, s1 = head.z >> sh, s2 = head.w >> sh;
   const u32 scales = c >= 2 ? (s2 & 0x0F0Fu) | ((s0 >> 2) & 0x3030u) : s0 & 0x3F3Fu;
   const u32 mins = c >= 2 ? ((s2 >> 4) & 0x0F0Fu) | ((s1 >> 2) & 0x3030u) : s1 & 0x3F3Fu;
-  const int lo = dot16<false>(q, q, 0, 0, xl), hi = dot16<false>(q, q, 4, 0, xh);  // each within int16: 16 x 15 x 128
+  const int lo = dot16<false>(q, q, 0, 0, xl), hi = dot16_high(q, xh);  // each within int16: 16 x 15 x 128
   const int isum = __dp2a_lo(static_cast<int>(__byte_perm(lo, hi, 0x5410)), static_cast<int>(scales), 0);
   const int msum = __dp2a_lo(bs_pair, static_cast<int>(mins), 0);
   const float d = f16_to_f32(static_cast<u16>(head.x & 0xFFFF)), dmin = f16_to_f32(static_cast<u16>(head.x >> 16));
