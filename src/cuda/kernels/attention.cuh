@@ -564,13 +564,10 @@ __device__ __forceinline__ void attention_one_pass_q8_body(const float* __restri
 // 16K positions; 8.9 us per 7B layer on the H200, 3.3 after).
 constexpr int kCombineAhead = 8;
 // blocks: the sums to combine, kStride chunks of the scratch apart (kQ8Keys / kChunk for the one pass's).
-// The launch's block computes `slices`-th of the head's values: float4 columns [slice x lanes, + lanes)
-// with lanes = hd / 4 / slices (M and L in every slice; more blocks a head, fewer sums a thread).
 __device__ __forceinline__ void attention_combine_rescaled_body(const float* __restrict__ o, const float* __restrict__ ml, int blocks,
-                                                                int kStride, int h, int hd, int max_chunks, int slice, int slices,
-                                                                float* __restrict__ out) {
-  const int t = threadIdx.x, lanes = hd / 4 / slices, groups = blockDim.x / lanes, c = slice * lanes + t % lanes, g = t / lanes,
-            step = kStride * (hd / 4);  // float4s from one block's sum to the next's
+                                                                int kStride, int h, int hd, int max_chunks, float* __restrict__ out) {
+  const int t = threadIdx.x, lanes = hd / 4, groups = blockDim.x / lanes, c = t % lanes, g = t / lanes,
+            step = kStride * lanes;  // float4s from one block's sum to the next's
   const float* mlh = ml + static_cast<u64>(h) * max_chunks * 2;
   const float4* oh = reinterpret_cast<const float4*>(o + static_cast<u64>(h) * max_chunks * hd);
   float4 ahead[kCombineAhead];

@@ -219,12 +219,10 @@ extern "C" __global__ void __launch_bounds__(512, 1)
                                 blockIdx.y, ml, o);
 }
 
-// out[h] from the splits' sums (attention_combine_rescaled's arithmetic over the splits with a tile), a
-// slice of the head's values a block: gridDim.y slices (the launcher's, dividing hd / 4), so a 7B layer's
-// 32 heads take 4 x 32 blocks, each summing a quarter of the values (one round of loads, not two or three).
+// out[h] from the splits' sums (attention_combine_rescaled's arithmetic over the splits with a tile).
 extern "C" __global__ void __launch_bounds__(256)
     attention_combine_splits(const float* __restrict__ o, const float* __restrict__ ml, const int* __restrict__ pos, int hd, int max_chunks,
                              int splits, int rows, float* __restrict__ out) {
   overlap_prologue();
-  attention_combine_rescaled_body(o, ml, min(splits, (*pos + rows) / rows), 1, blockIdx.x, hd, max_chunks, blockIdx.y, gridDim.y, out);
+  attention_combine_rescaled_body(o, ml, min(splits, (*pos + rows) / rows), 1, blockIdx.x, hd, max_chunks, out);
 }

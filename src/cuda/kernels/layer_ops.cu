@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(256)
     attention_combine_rescaled(const float* __restrict__ o, const float* __restrict__ ml, const int* __restrict__ pos, int hd,
                                int max_chunks, float* __restrict__ out) {
   overlap_prologue();
-  attention_combine_rescaled_body(o, ml, (*pos + kQ8Keys) / kQ8Keys, kQ8Keys / kChunk, blockIdx.x, hd, max_chunks, 0, 1, out);
+  attention_combine_rescaled_body(o, ml, (*pos + kQ8Keys) / kQ8Keys, kQ8Keys / kChunk, blockIdx.x, hd, max_chunks, out);
 }
 
 // attention_combine with 256 threads per head (hd 64 or 128), over blocks of block_positions positions.

@@ -192,15 +192,6 @@ AttentionSplitShape attention_split_shape(int n_kv, int group, int hd) {
 // The split kernel with its ring's shared memory allowed, and how many of its blocks an SM holds (0: none,
 // e.g. a GPU with less shared memory per block than the ring takes, or a group of more than 16 q heads;
 // the one pass then serves).
-// Slices of a head's values attention_combine_splits takes a block each (TRUENO_ATTENTION_COMBINE_SLICES, a
-// tuning knob): the largest power of two up to it that divides hd / 4.
-unsigned combine_slices(int hd) {
-  static const int knob = tuning_define("TRUENO_ATTENTION_COMBINE_SLICES", 4);
-  unsigned s = 1;
-  while (static_cast<int>(s) * 2 <= knob && (hd / 4) % (s * 2) == 0) s *= 2;
-  return s;
-}
-
 int split_blocks_per_sm(Context& c, api::CUfunction f, const AttentionSplitShape& s) {
   if (s.heads == 0) return 0;
   if (c.driver().func_set_attribute(f, api::kFuncAttrMaxDynamicSharedBytes, static_cast<int>(s.shared_bytes)) != 0) return 0;
@@ -238,8 +229,7 @@ void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, i
       launch_overlapped(c, f, static_cast<unsigned>(head_blocks), static_cast<unsigned>(splits), static_cast<unsigned>(sh.threads), 1, p1,
                         sh.shared_bytes);
       void* p2[] = {&o, &ml, &pos, &hd, &max_chunks, &splits, &sh.rows, &out};
-      const unsigned slices = combine_slices(hd);
-      launch_overlapped(c, c.function("attention_split", "attention_combine_splits"), heads, slices, 256, 1, p2);
+      launch_overlapped(c, c.function("attention_split", "attention_combine_splits"), heads, 1, 256, 1, p2);
       return;
     }
     if (passes == Q8Passes::Split)
