@@ -66,7 +66,9 @@ __device__ __forceinline__ float term(uint4 head, uint4 q, uint4 hb, int c, int4
 // c >= 2), so one shift by 16 (c & 1) and masks give both scales as a byte pair and both mins as another,
 // and two __dp2a (int16 pairs times byte pairs) give isum and msum: about 15 integer instructions fewer
 // a row and block than scale_min twice and four multiplies. The same integers, so the same output bits.
-// The high nibbles are dotted in place (dot16_high).
+// The high nibbles are dotted in place (dot16_high). Measured on the H200 (2026-12-04, tg128, two rounds):
+// 7B Q4_K_M 509.7 / 504.9 tok/s against 499.1 / 499.7 with scale_min; 1.1B 1,582.1 / 1,560.3 against
+// 1,553.0 / 1,561.0 (docs/PERFORMANCE.md).
 // Q5_K keeps term(): its run sums can pass the int16 range (16 x 31 x 128).
 #ifndef TRUENO_GEMV_PAIRS  // a tuning knob (TRUENO_CUDA_DEFINES): 0 keeps scale_min
 #define TRUENO_GEMV_PAIRS 1
