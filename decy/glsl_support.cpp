@@ -153,7 +153,8 @@ const char* const kSincos =
 
 // Note [Double math]: GLSL has double arithmetic (shaderFloat64) but no double exp, log, pow, sin or cos.
 // decy's are written with double + - * / only: exp by k = round(x / ln 2) (ln 2 in two parts, fdlibm's), a
-// Taylor polynomial on |r| <= 0.35 (to r^14: remainder below 2^-60) and ldexp; log by frexp to m in
+// Taylor polynomial on |r| <= 0.35 (to r^14: remainder below 2^-60) and ldexp in two halves (so 2^1024 x a
+// p below 1 stays finite: up to x = 709.78271289338397, C's last finite exp); log by frexp to m in
 // [sqrt(1/2), sqrt(2)) (a subnormal x scaled by 2^54 first), 2 atanh((m - 1) / (m + 1)) to s^23; pow(b, y) = exp(y log b) (so a relative error
 // of about |y ln b| x 2^-53 more than C's; b < 0 with an integer y by its parity, b = 0 and y = 0 as C;
 // infinite or NaN arguments not C's special cases); sin and cos by k = round(x / (pi/2)) with pi/2 in three
@@ -164,7 +165,7 @@ const char* const kSincos =
 const char* const kDoubleMath =
     "\n// C's double exp, log, pow, sin, cos (Note [Double math] in decy/glsl_support.cpp).\n"
     "double decy_exp64(double x) {\n"
-    "  if (!(x < 709.0lf)) return x != x ? x : 1.0lf / 0.0lf;\n"
+    "  if (!(x <= 709.78271289338397lf)) return x != x ? x : 1.0lf / 0.0lf;  // the largest x with a finite exp\n"
     "  if (x < -745.2lf) return 0.0lf;\n"
     "  precise double k = roundEven(x * 1.4426950408889634lf);\n"
     "  precise double r = (x - k * 0.6931471803691238lf) - k * 1.9082149292705877e-10lf;\n"
