@@ -563,11 +563,11 @@ __device__ __forceinline__ void attention_one_pass_q8_body(const float* __restri
 // kCombineAhead at a time: one round trip where a loop behind the reductions took one per block (33 at
 // 16K positions; 8.9 us per 7B layer on the H200, 3.3 after).
 constexpr int kCombineAhead = 8;
-// blocks: the sums to combine, kStride chunks of the scratch apart (kQ8Keys / kChunk for the one pass's).
+// blocks: the sums to combine, `stride` chunks of the scratch apart (kQ8Keys / kChunk for the one pass's).
 __device__ __forceinline__ void attention_combine_rescaled_body(const float* __restrict__ o, const float* __restrict__ ml, int blocks,
-                                                                int kStride, int h, int hd, int max_chunks, float* __restrict__ out) {
+                                                                int stride, int h, int hd, int max_chunks, float* __restrict__ out) {
   const int t = threadIdx.x, lanes = hd / 4, groups = blockDim.x / lanes, c = t % lanes, g = t / lanes,
-            step = kStride * lanes;  // float4s from one block's sum to the next's
+            step = stride * lanes;  // float4s from one block's sum to the next's
   const float* mlh = ml + static_cast<u64>(h) * max_chunks * 2;
   const float4* oh = reinterpret_cast<const float4*>(o + static_cast<u64>(h) * max_chunks * hd);
   float4 ahead[kCombineAhead];
@@ -577,10 +577,10 @@ __device__ __forceinline__ void attention_combine_rescaled_body(const float* __r
     ahead[i] = b < blocks ? oh[b * step + c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   }
   float mt = -__int_as_float(0x7f800000);
-  for (int b = t; b < blocks; b += blockDim.x) mt = fmaxf(mt, mlh[2 * b * kStride]);
+  for (int b = t; b < blocks; b += blockDim.x) mt = fmaxf(mt, mlh[2 * b * stride]);
   const float M = block_max(mt);
   float lt = 0.0f;
-  for (int b = t; b < blocks; b += blockDim.x) lt += mlh[2 * b * kStride + 1] * expf(mlh[2 * b * kStride] - M);
+  for (int b = t; b < blocks; b += blockDim.x) lt += mlh[2 * b * stride + 1] * expf(mlh[2 * b * stride] - M);
   const float L = block_sum(lt);
   float4 acc = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
   int b0 = g;
@@ -588,7 +588,7 @@ __device__ __forceinline__ void attention_combine_rescaled_body(const float* __r
 #pragma unroll
     for (int i = 0; i < kCombineAhead; ++i) {
       const int b = b0 + i * groups;
-      const float w = b < blocks ? expf(mlh[2 * b * kStride] - M) : 0.0f;
+      const float w = b < blocks ? expf(mlh[2 * b * stride] - M) : 0.0f;
       acc.x += ahead[i].x * w, acc.y += ahead[i].y * w, acc.z += ahead[i].z * w, acc.w += ahead[i].w * w;
     }
     if (b0 + kCombineAhead * groups >= blocks) break;

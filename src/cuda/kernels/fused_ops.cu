@@ -6,10 +6,6 @@
 //   rope_append       rotates q and k for the position, appends the rotated k and v to the f16 cache
 #include "prelude.cuh"
 
-#ifndef TRUENO_RMSNORM_X_FIRST  // a tuning knob (TRUENO_CUDA_DEFINES): 0 reads x[i] after the sum, as before
-#define TRUENO_RMSNORM_X_FIRST 1
-#endif
-
 extern "C" __global__ void __launch_bounds__(256)
     rmsnorm_quantize(const float* __restrict__ x, const float* __restrict__ w, float eps, float* __restrict__ xn, int n,
                      i8* __restrict__ q, float* __restrict__ d, i16* __restrict__ bsums) {
@@ -18,10 +14,10 @@ extern "C" __global__ void __launch_bounds__(256)
   const float wi = w[i];  // the norm's weights are constant too (Note [Weights before the wait])
   overlap_wait();
   // the block's own value is loaded beside the sum's loads, not after the sum (one round trip fewer)
-  const float xi = TRUENO_RMSNORM_X_FIRST ? x[i] : 0.0f;
+  const float xi = x[i];
   const float ss = block_sum_squares(x, n);
   const float scale = 1.0f / sqrtf(ss / static_cast<float>(n) + eps);
-  const float v = ((TRUENO_RMSNORM_X_FIRST ? xi : x[i]) * scale) * wi;
+  const float v = (xi * scale) * wi;
   xn[i] = v;
   quantize_block_q8_k(v, q, d, bsums);
 }

@@ -47,6 +47,12 @@ __device__ __forceinline__ void scale_min(int j, u32 s0, u32 s1, u32 s2, int& sc
   m = j < 4 ? lo_m : hi_m;
 }
 
+// The block's term from its integer sums: dx * (d * isum - dmin * msum), d and dmin the head's f16 pair.
+__device__ __forceinline__ float block_term(uint4 head, int isum, int msum, float dx) {
+  const float d = f16_to_f32(static_cast<u16>(head.x & 0xFFFF)), dmin = f16_to_f32(static_cast<u16>(head.x >> 16));
+  return dx * (d * static_cast<float>(isum) - dmin * static_cast<float>(msum));
+}
+
 // One block's term for one row: head = the block's first 16 bytes, q = this lane's 16 qs bytes, hb its
 // 16 qh bytes (Q5_K).
 template <bool kQ5>
@@ -55,9 +61,7 @@ __device__ __forceinline__ float term(uint4 head, uint4 q, uint4 hb, int c, int4
   scale_min(2 * c, head.y, head.z, head.w, sc0, m0);
   scale_min(2 * c + 1, head.y, head.z, head.w, sc1, m1);
   const int isum = sc0 * dot16<kQ5>(q, hb, 0, 2 * c, xl) + sc1 * dot16<kQ5>(q, hb, 4, 2 * c + 1, xh);
-  const int msum = m0 * bsl + m1 * bsh;
-  const float d = f16_to_f32(static_cast<u16>(head.x & 0xFFFF)), dmin = f16_to_f32(static_cast<u16>(head.x >> 16));
-  return dx * (d * static_cast<float>(isum) - dmin * static_cast<float>(msum));
+  return block_term(head, isum, m0 * bsl + m1 * bsh, dx);
 }
 
 // Note [Scales as byte pairs]
@@ -97,9 +101,7 @@ __device__ __forceinline__ float term_q4_pairs(uint4 head, uint4 q, int c, int4 
   const u32 mins = c >= 2 ? ((s2 >> 4) & 0x0F0Fu) | ((s1 >> 2) & 0x3030u) : s1 & 0x3F3Fu;
   const int lo = dot16<false>(q, q, 0, 0, xl), hi = dot16_high(q, xh);  // each within int16: 16 x 15 x 128
   const int isum = __dp2a_lo(static_cast<int>(__byte_perm(lo, hi, 0x5410)), static_cast<int>(scales), 0);
-  const int msum = __dp2a_lo(bs_pair, static_cast<int>(mins), 0);
-  const float d = f16_to_f32(static_cast<u16>(head.x & 0xFFFF)), dmin = f16_to_f32(static_cast<u16>(head.x >> 16));
-  return dx * (d * static_cast<float>(isum) - dmin * static_cast<float>(msum));
+  return block_term(head, isum, __dp2a_lo(bs_pair, static_cast<int>(mins), 0), dx);
 }
 
 // Where a GEMV waits for the previous step: the launch's (griddepcontrol, gemv_wait) or a persistent
