@@ -561,8 +561,15 @@ __device__ __forceinline__ void attention_one_pass_q8_body(const float* __restri
 // Note [The combine's loads first]: the blocks' sums do not depend on M, so each thread issues its first
 // kCombineAhead 16-byte loads of them before it reads (m, l) and reduces M and L, and later ones
 // kCombineAhead at a time: one round trip where a loop behind the reductions took one per block (33 at
-// 16K positions; 8.9 us per 7B layer on the H200, 3.3 after).
-constexpr int kCombineAhead = 8;
+// 16K positions; 8.9 us per 7B layer on the H200, 3.3 after). 9 ahead (a tuning knob, 8 before): the
+// H200's split launch has 66 splits at long contexts (4 blocks an SM, 8 groups of KV heads), and 8 x 8
+// loads ahead left two for a second round trip. Measured (2026-12-04, 7B tg64 --decode-attention q8 at
+// 16K, two rounds, one lease): 303.8 / 303.2 tok/s against 301.4 / 302.2 with 8; at 32K 227.9 / 228.3
+// against 227.8 / 227.7. The sums are added in the same order either way (the same bits).
+#ifndef TRUENO_ATTENTION_COMBINE_AHEAD
+#define TRUENO_ATTENTION_COMBINE_AHEAD 9
+#endif
+constexpr int kCombineAhead = TRUENO_ATTENTION_COMBINE_AHEAD < 1 ? 1 : TRUENO_ATTENTION_COMBINE_AHEAD;
 // blocks: the sums to combine, `stride` chunks of the scratch apart (kQ8Keys / kChunk for the one pass's).
 __device__ __forceinline__ void attention_combine_rescaled_body(const float* __restrict__ o, const float* __restrict__ ml, int blocks,
                                                                 int stride, int h, int hd, int max_chunks, float* __restrict__ out) {

@@ -36,14 +36,6 @@ constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTE
 #endif
 __device__ __forceinline__ float split_exp(float x) { return TRUENO_ATTENTION_SPLIT_FAST_EXP ? __expf(x) : expf(x); }
 
-// A tuning knob, off: 1 takes the fixed-piece copy loop in split_load_tile (about 9% fewer PTX instructions
-// in the kernel). Written on 2026-12-04 after the session's device time had run out: not yet run on a GPU
-// (docs/PERFORMANCE.md says what to measure); the default stays the loop that has.
-#ifndef TRUENO_ATTENTION_SPLIT_FIXED_COPIES
-#define TRUENO_ATTENTION_SPLIT_FIXED_COPIES 0
-#endif
-constexpr bool kSplitFixedCopies = TRUENO_ATTENTION_SPLIT_FIXED_COPIES != 0;
-
 // Where thread t's copies of a tile begin (row, piece of 16 bytes / word of 4) and how they step (by the
 // block's threads): the same every tile, so the divisions are done once.
 struct SplitCopies {
@@ -63,31 +55,6 @@ __device__ __forceinline__ void split_load_tile(const i8* __restrict__ k, const 
                                                 const u16* __restrict__ vd, int j0, int n, int rows, int row_bytes, int kv_row,
                                                 const SplitCopies& at0, u32 stage, u32 half) {
   const int pieces = row_bytes / 16, words = row_bytes / 64, scales = kv_row / kQ8Block;
-  if (kSplitFixedCopies && at0.dpiece == 0 && at0.dword == 0) {
-    // The block's threads a multiple of a row's pieces and words (the launcher's shapes): a thread's piece
-    // and word are the same in every row it copies, so its sources and destinations just step by rows.
-    const int j = j0 + at0.row;
-    const u64 kstep = static_cast<u64>(at0.drow) * kv_row, sstep = static_cast<u64>(at0.dwrow) * scales;
-    const i8 *kp = k + static_cast<u64>(j) * kv_row + at0.piece * 16, *vp = v + (kp - k);
-    const i8 *k0 = k + static_cast<u64>(j0) * kv_row + at0.piece * 16, *v0 = v + (k0 - k);  // rows past n: a valid address, nothing read
-    u32 to = stage + at0.row * row_bytes + at0.piece * 16;
-    const u32 tstep = at0.drow * row_bytes;
-    for (int r = at0.row; r < rows; r += at0.drow, kp += kstep, vp += kstep, to += tstep) {
-      const bool ok = j0 + r < n;
-      copy_async_16(to, ok ? kp : k0, ok);
-      copy_async_16(to + half, ok ? vp : v0, ok);
-    }
-    const u16 *kdp = kd + static_cast<u64>(j0 + at0.wrow) * scales + at0.word * 2, *vdp = vd + (kdp - kd);
-    const u16 *kd0 = kd + static_cast<u64>(j0) * scales + at0.word * 2, *vd0 = vd + (kd0 - kd);
-    u32 tw = stage + rows * row_bytes + at0.wrow * (row_bytes / 16) + at0.word * 4;
-    const u32 twstep = at0.dwrow * (row_bytes / 16);
-    for (int r = at0.wrow; r < rows; r += at0.dwrow, kdp += sstep, vdp += sstep, tw += twstep) {
-      const bool ok = j0 + r < n;
-      copy_async_4(tw, ok ? kdp : kd0, ok);
-      copy_async_4(tw + half, ok ? vdp : vd0, ok);
-    }
-    return;
-  }
   int row = at0.row, piece = at0.piece;
   while (row < rows) {
     const int j = j0 + row;
