@@ -136,8 +136,8 @@ TEST(Cuda, EveryKernelHasAContract) {
 // rmsnorm_quantize, which loads its norm weight (w) alone before overlap_wait().
 TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
   const std::set<std::string> overlapped = {"gemv_k45", "gemv_q6_k", "gemv_q8_0", "gemv_float", "quantize_q8_k", "layer_ops", "fused_ops",
-                                             "attention_split"};
-  const std::set<std::string> weights_first = {"gemv_k45", "gemv_q6_k", "gemv_q8_0"};
+                                             "attention_split", "gemv_mixed"};
+  const std::set<std::string> weights_first = {"gemv_k45", "gemv_q6_k", "gemv_q8_0", "gemv_mixed"};
   std::size_t checked = 0, early = 0;
   for (const KernelSource& k : kernel_sources()) {
     if (!overlapped.contains(k.module)) continue;
@@ -172,8 +172,8 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 34u);  // every decode kernel
-  EXPECT_EQ(early, 8u);     // q4_k, q5_k, q6_k, q6_k split, q8_0, q8_0 split, q4_0; rmsnorm_quantize
+  EXPECT_EQ(checked, 35u);  // every decode kernel
+  EXPECT_EQ(early, 9u);     // q4_k, q5_k, q6_k, q6_k split, q8_0, q8_0 split, q4_0, q4_k + q6_k split; rmsnorm_quantize
 }
 
 // Note [Split over the 8-bit copy]: the split kernel's block shapes, which the launcher and the kernel
@@ -449,6 +449,69 @@ TEST(CudaGpu, GemvMultiAndAccumulateMatchTheCpu) {
     for (std::size_t m = 0; m < 3; ++m)
       expect_contract(op, from_device(dy[m], rows[m]), want[m], "matrix " + std::to_string(m) + " of 3, accumulate");
   }
+}
+
+// Note [Q4_K and Q6_K in one launch]: one or two Q4_K matrices and a Q6_K one (split layout) in one launch
+// give what the launch of each type gives, bit for bit, stored or accumulated.
+TEST(CudaGpu, Q4KAndQ6KInOneLaunchEqualTheirOwnLaunches) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 71);
+  struct Shape { std::size_t cols, rows_q, rows_k, rows_v; bool accumulate; };
+  for (Shape sh : {Shape{4096, 512, 520, 1024, false}, Shape{512, 64, 67, 130, true}, Shape{256, 9, 0, 1000, false},
+                   Shape{2048, 2048, 256, 256, true}}) {
+    const std::string what = std::to_string(sh.rows_q) + "/" + std::to_string(sh.rows_k) + "/" + std::to_string(sh.rows_v) + " x " +
+                             std::to_string(sh.cols) + (sh.accumulate ? ", accumulate" : "");
+    const auto x = random_vector(sh.cols, rng);
+    DeviceBuffer dx = to_device(x);
+    Q8Activations q(c, sh.cols);
+    quantize_q8_k(c, dx.ptr(), q);
+    const auto matrix = [&](QuantType type, std::size_t rows) {
+      const auto wf = random_vector(rows * sh.cols, rng, 0.05f);
+      const std::size_t rb = quant_row_bytes(type, sh.cols);
+      std::vector<std::byte> w(rows * rb);
+      for (std::size_t r = 0; r < rows; ++r) quantize(type, std::span(wf).subspan(r * sh.cols, sh.cols), std::span(w).subspan(r * rb, rb));
+      return to_device(w);
+    };
+    std::vector<DeviceBuffer> w4;
+    for (std::size_t rows : {sh.rows_q, sh.rows_k})
+      if (rows > 0) w4.push_back(matrix(QuantType::Q4_K, rows));
+    const std::size_t rows4[2] = {sh.rows_q, sh.rows_k};
+    DeviceBuffer w6file = matrix(QuantType::Q6_K, sh.rows_v), w6(c, sh.rows_v * quant_row_bytes(QuantType::Q6_K, sh.cols));
+    split_rows(c, QuantType::Q6_K, w6file.ptr(), w6.ptr(), sh.rows_v, sh.cols);
+    const auto y0_4 = random_vector(sh.rows_q + sh.rows_k, rng), y0_6 = random_vector(sh.rows_v, rng);
+    const auto run = [&](bool mixed) {
+      DeviceBuffer y4 = to_device(y0_4), y6 = to_device(y0_6);
+      std::vector<GemvTarget> t4;
+      for (std::size_t i = 0; i < w4.size(); ++i) t4.push_back({w4[i].ptr(), rows4[i], y4.ptr() + (i == 0 ? 0 : sh.rows_q * 4)});
+      const GemvTarget t6{w6.ptr(), sh.rows_v, y6.ptr()};
+      if (mixed) {
+        gemv_q4_k_q6_k(c, t4, t6, sh.cols, q, sh.accumulate);
+      } else {
+        gemv_multi(c, QuantType::Q4_K, t4, sh.cols, dx.ptr(), &q, false, sh.accumulate);
+        gemv_multi(c, QuantType::Q6_K, std::span(&t6, 1), sh.cols, dx.ptr(), &q, false, sh.accumulate, WeightLayout::Split);
+      }
+      auto y = from_device(y4, y0_4.size());
+      const auto v = from_device(y6, sh.rows_v);
+      y.insert(y.end(), v.begin(), v.end());
+      return y;
+    };
+    const auto want = run(false), got = run(true);
+    gpu_contract("gemv_q4_k_q6_k_split");
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << what;
+    std::vector<float> y0 = y0_4;
+    y0.insert(y0.end(), y0_6.begin(), y0_6.end());
+    EXPECT_NE(got, y0) << what << ": y was written";
+  }
+  // Refused: three Q4_K matrices, widths not of 256s, a Q6_K matrix not 16-byte aligned.
+  DeviceBuffer any(c, 1 << 16);
+  Q8Activations q(c, 512);
+  const GemvTarget t{any.ptr(), 4, any.ptr()};
+  const std::vector<GemvTarget> three(3, t), one(1, t);
+  EXPECT_THROW(gemv_q4_k_q6_k(c, three, t, 512, q), InvalidArgument);
+  EXPECT_THROW(gemv_q4_k_q6_k(c, one, t, 500, q), InvalidArgument);
+  EXPECT_THROW(gemv_q4_k_q6_k(c, one, GemvTarget{any.ptr() + 2, 4, any.ptr()}, 512, q), InvalidArgument);
 }
 
 TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {

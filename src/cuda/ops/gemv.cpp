@@ -83,6 +83,33 @@ struct KernelTargets {
 static_assert(sizeof(KernelTargets) == 64);
 }  // namespace
 
+bool gemv_mixed_launches() {
+  static const bool on = tuning_define("TRUENO_GEMV_MIXED", 1) != 0;
+  return on;
+}
+
+void gemv_q4_k_q6_k(Context& c, std::span<const GemvTarget> q4_k, const GemvTarget& q6_k_split, std::size_t cols, const Q8Activations& xq,
+                    bool accumulate) {
+  if (q4_k.empty() || q4_k.size() > 2 || cols % kQK != 0 || q6_k_split.w % 16 != 0)
+    throw InvalidArgument(strcat("cuda gemv q4_k + q6_k in one launch: ", q4_k.size(), " q4_k matrices (1 or 2), ", cols,
+                                 " columns (a multiple of 256), the q6_k matrix ", q6_k_split.w % 16 == 0 ? "" : "not ",
+                                 "16-byte aligned"));
+  check_q8("cuda gemv q4_k + q6_k", cols, &xq);
+  KernelTargets t4{}, t6{};
+  std::size_t max_rows = 0;
+  for (std::size_t i = 0; i < q4_k.size(); ++i) {
+    t4.w[i] = q4_k[i].w, t4.y[i] = q4_k[i].y, t4.rows[i] = static_cast<int>(q4_k[i].rows);
+    max_rows = std::max(max_rows, q4_k[i].rows);
+  }
+  t6.w[0] = q6_k_split.w, t6.y[0] = q6_k_split.y, t6.rows[0] = static_cast<int>(q6_k_split.rows);
+  int blocks4 = static_cast<int>(grid_for(max_rows, kQuantRowsPerWarp)), n4 = static_cast<int>(q4_k.size());
+  const unsigned grid = static_cast<unsigned>(blocks4 * n4) + grid_for(q6_k_split.rows, kQ6KRowsPerWarp);
+  api::CUdeviceptr q = xq.q.ptr(), d = xq.d.ptr(), bs = xq.bsums.ptr();
+  int nb = static_cast<int>(cols / kQK), acc = accumulate ? 1 : 0;
+  void* params[] = {&t4, &t6, &q, &d, &bs, &nb, &blocks4, &n4, &acc};
+  launch_overlapped(c, c.function("gemv_mixed", "gemv_q4_k_q6_k_split"), grid, 1, 32, kWarps, params);
+}
+
 void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
                 const Q8Activations* xq, bool round_x, bool accumulate, WeightLayout layout) {
   if (layout == WeightLayout::Split && !has_split_layout(type))

@@ -161,6 +161,9 @@ class CudaSequence final : public Sequence {
   // x_quantized: xq already holds Q8_K(x) (a fused kernel wrote it).
   void linear(std::initializer_list<Product> products, const cu::DeviceBuffer& x, std::optional<cu::Q8Activations>& xq,
               bool accumulate = false, bool x_quantized = false);
+  // Whether products are one or two Q4_K matrices, then one Q6_K in the split layout, all as wide (a Q4_K_M
+  // model's q, k, v): one launch of gemv_q4_k_q6_k (Note [Q4_K and Q6_K in one launch]).
+  bool mixed_launch(std::initializer_list<Product> products) const;
   // The logits a decode step or prefill chunk computes: none, its last token's (kept in logits_dev_ and
   // scanned into scan_), or every token's, copied to the host too.
   enum class Logits { None, Device, Host };

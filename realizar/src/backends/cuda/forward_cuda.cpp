@@ -233,6 +233,15 @@ void CudaSequence::linear(std::initializer_list<Product> products, const cu::Dev
     return;
   }
   bool quantized = x_quantized;
+  if (mixed_launch(products) && xq) {  // Note [Q4_K and Q6_K in one launch]: q and k Q4_K, v Q6_K
+    if (!quantized) cu::quantize_q8_k(ctx_, x.ptr(), *xq);
+    const Product* p = products.begin();
+    std::vector<cu::GemvTarget> q4;
+    for (std::size_t i = 0; i + 1 < products.size(); ++i) q4.push_back({p[i].w->data.ptr(), p[i].w->rows, p[i].y->ptr()});
+    const Product& last = p[products.size() - 1];
+    cu::gemv_q4_k_q6_k(ctx_, q4, {last.w->data.ptr(), last.w->rows, last.y->ptr()}, last.w->cols, *xq, accumulate);
+    return;
+  }
   std::vector<cu::GemvTarget> run;
   const DeviceMatrix* first = nullptr;
   const auto flush = [&] {
@@ -253,6 +262,16 @@ void CudaSequence::linear(std::initializer_list<Product> products, const cu::Dev
     run.push_back({p.w->data.ptr(), p.w->rows, p.y->ptr()});
   }
   flush();
+}
+
+bool CudaSequence::mixed_launch(std::initializer_list<Product> products) const {
+  if (!cu::gemv_mixed_launches() || products.size() < 2 || products.size() > 3) return false;
+  const Product* p = products.begin();
+  const DeviceMatrix& last = *p[products.size() - 1].w;
+  if (last.type != QuantType::Q6_K || last.layout != cu::WeightLayout::Split || last.cols % 256 != 0) return false;
+  for (std::size_t i = 0; i + 1 < products.size(); ++i)
+    if (p[i].w->type != QuantType::Q4_K || p[i].w->cols != last.cols) return false;
+  return true;
 }
 
 std::size_t CudaSequence::bucket_for(std::size_t pos) const {

@@ -56,6 +56,14 @@ struct GemvTarget {
   std::size_t rows;
   api::CUdeviceptr y;
 };
+// One or two Q4_K matrices and one Q6_K matrix in the split layout, all `cols` wide, times the same
+// Q8_K x in one launch (Note [Q4_K and Q6_K in one launch], kernels/gemv_mixed.cu): a Q4_K_M model's q, k
+// and v. y as gemv_multi of each type would write it, bit for bit. InvalidArgument for other counts,
+// widths that are not a multiple of 256 or a Q6_K matrix not 16-byte aligned.
+void gemv_q4_k_q6_k(Context& c, std::span<const GemvTarget> q4_k, const GemvTarget& q6_k_split, std::size_t cols, const Q8Activations& xq,
+                    bool accumulate = false);
+// Whether the decode takes gemv_q4_k_q6_k where it can: TRUENO_GEMV_MIXED (a tuning knob) not 0.
+bool gemv_mixed_launches();
 // Up to three matrices of the same type and width times the same x, in one launch (q, k, v; gate, up).
 void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
                 const Q8Activations* xq, bool round_x = false, bool accumulate = false, WeightLayout layout = WeightLayout::File);
