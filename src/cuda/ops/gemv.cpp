@@ -104,6 +104,7 @@ void gemv_q4_k_q6_k(Context& c, std::span<const GemvTarget> q4_k, const GemvTarg
   t6.w[0] = q6_k_split.w, t6.y[0] = q6_k_split.y, t6.rows[0] = static_cast<int>(q6_k_split.rows);
   int blocks4 = static_cast<int>(grid_for(max_rows, kQuantRowsPerWarp)), n4 = static_cast<int>(q4_k.size());
   const unsigned grid = static_cast<unsigned>(blocks4 * n4) + grid_for(q6_k_split.rows, kQ6KRowsPerWarp);
+  if (grid == 0) return;  // no rows (as gemv_multi)
   api::CUdeviceptr q = xq.q.ptr(), d = xq.d.ptr(), bs = xq.bsums.ptr();
   int nb = static_cast<int>(cols / kQK), acc = accumulate ? 1 : 0;
   void* params[] = {&t4, &t6, &q, &d, &bs, &nb, &blocks4, &n4, &acc};
