@@ -133,7 +133,8 @@ TEST(Cuda, EveryKernelHasAContract) {
 // kernels must begin with overlap_prologue() (Note [Overlapped launches]), or it could read its input
 // before the previous kernel has written it. Only the quantized GEMVs, whose weights no kernel writes, may
 // begin with overlap_launch() and wait after their first weight loads (Note [Weights before the wait]), and
-// rmsnorm_quantize, which loads its norm weight (w) alone before overlap_wait().
+// rmsnorm_quantize, which loads its norm weight (w) alone before overlap_wait(), and attention_split_q8, which
+// asks for its ring's first tiles of settled rows first (Note [The copy's rows before the wait]).
 TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
   const std::set<std::string> overlapped = {"gemv_k45", "gemv_q6_k", "gemv_q8_0", "gemv_float", "quantize_q8_k", "layer_ops", "fused_ops",
                                              "attention_split", "gemv_mixed"};
@@ -157,6 +158,13 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
         EXPECT_EQ(before.find("x["), std::string_view::npos) << "rmsnorm_quantize reads x before the wait: " << before;
         EXPECT_EQ(before.find("block_sum"), std::string_view::npos) << before;
         ++early;
+      } else if (head.find(" attention_split_q8(") != std::string_view::npos && src.substr(first).starts_with("overlap_launch();")) {
+        // Note [The copy's rows before the wait]: *pos and the ring's first tiles before the wait, unless
+        // they hold the step's row; the body waits in one of two places
+        EXPECT_NE(src.find("if (!early) overlap_wait();"), std::string_view::npos) << k.file;
+        EXPECT_NE(src.find("if (early) overlap_wait();"), std::string_view::npos) << k.file;
+        EXPECT_NE(src.find("tiles > kSplitStages - 1"), std::string_view::npos) << "the early fill must exclude the step's row: " << k.file;
+        ++early;
       } else if (weights_first.contains(k.module) && src.substr(first).starts_with("overlap_launch();")) {
         // the wait is in the shared body (the module's own text or the body headers it includes): once before
         // and once after the first weight loads (gemv_wait, or gemv_k45's wait hook, whose default calls it)
@@ -173,7 +181,7 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
     }
   }
   EXPECT_EQ(checked, 35u);  // every decode kernel
-  EXPECT_EQ(early, 9u);     // q4_k, q5_k, q6_k, q6_k split, q8_0, q8_0 split, q4_0, q4_k + q6_k split; rmsnorm_quantize
+  EXPECT_EQ(early, 10u);    // q4_k, q5_k, q6_k, q6_k split, q8_0, q8_0 split, q4_0, q4_k + q6_k split; rmsnorm_quantize; attention_split_q8
 }
 
 // Note [Split over the 8-bit copy]: the split kernel's block shapes, which the launcher and the kernel

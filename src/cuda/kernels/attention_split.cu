@@ -31,6 +31,19 @@
 #endif
 constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTENTION_SPLIT_STAGES;  // the ring refills a stage others read otherwise
 // 1: the weights by __expf (ex2.approx of x log2 e, a relative 2^-21 or so) instead of expf (a tuning knob).
+// Note [The copy's rows before the wait]
+// The split kernel waits for the kernel before it (rope_append_q8, which writes the step's row and rotates
+// q) only after its ring's first tiles are asked for, when those tiles hold no row of this step: the rows
+// before the step's position are settled before the step's first kernel starts (CudaSequence::step begins
+// with a full synchronization, and the copy's catch-ups, update_kv_copy and the prompt's, are synchronized
+// before the step's kernels; attention_decode_q8's precondition in ops/layer.h), and so is *pos (a copy
+// before the step's kernels). A block whose first tile holds the step's row waits first. Measured on the H200
+// (7B tg64, 2026-12-04 fourth, two leases of two rounds): 16K 309.9 / 308.6 and 309.9 / 312.0 against 306.1 /
+// 306.3 and 308.5 / 308.0 waiting first (+0.5-1.3%); 32K +0.0-0.6%. TRUENO_ATTENTION_SPLIT_EARLY=0 (a tuning
+// knob) waits first.
+#ifndef TRUENO_ATTENTION_SPLIT_EARLY
+#define TRUENO_ATTENTION_SPLIT_EARLY 1
+#endif
 #ifndef TRUENO_ATTENTION_SPLIT_FAST_EXP
 #define TRUENO_ATTENTION_SPLIT_FAST_EXP 0
 #endif
@@ -102,12 +115,17 @@ __device__ __forceinline__ void attention_split_q8_body(const float* __restrict_
   const u16* kdb = kd + kvh0 * HD / kQ8Block;
   const i8* vb = v8 + kvh0 * HD;
   const u16* vdb = vd + kvh0 * HD / kQ8Block;
+  // Note [The copy's rows before the wait]: the ring's first fill asked for before the wait where it holds no
+  // row of this step (the step's own row is in the split's last tile)
+  const bool early = TRUENO_ATTENTION_SPLIT_EARLY && tiles > kSplitStages - 1;
+  if (!early) overlap_wait();
 #pragma unroll
   for (int s = 0; s < kSplitStages - 1; ++s) {
     if (s < tiles)
       split_load_tile(kb, kdb, vb, vdb, (first + s * stride) * rows, n, rows, row_bytes, kv_row, copies, ring_at + s * stage_bytes, half);
     commit_copies();
   }
+  if (early) overlap_wait();
   float qv[16];
 #pragma unroll
   for (int e = 0; e < 16; ++e) qv[e] = round_to_f16(q[h * HD + part * 16 + e]);
@@ -207,7 +225,7 @@ extern "C" __global__ void __launch_bounds__(512, 1)
     attention_split_q8(const float* __restrict__ q, const i8* __restrict__ k8, const u16* __restrict__ kd, const i8* __restrict__ v8,
                        const u16* __restrict__ vd, const int* __restrict__ pos, int hd, int group, int kv_row, float scale,
                        int grid_chunks, int heads, int ways, int rows, float* __restrict__ ml, float* __restrict__ o) {
-  overlap_prologue();
+  overlap_launch();  // the body waits (Note [The copy's rows before the wait]); *pos is settled before the step
   const int n = *pos + 1;
   if (static_cast<int>(blockIdx.y) * rows >= n) return;
   const int kvh0 = blockIdx.x * heads;

@@ -406,6 +406,7 @@ void CudaSequence::update_kv_copy() {
   if (kv_q8_valid_ >= pos_) return;
   cu::kv_quantize_q8(ctx_, k_cache_.ptr(), v_cache_.ptr(), *kv_q8_, static_cast<int>(kv_q8_valid_), static_cast<int>(pos_ - kv_q8_valid_));
   kv_q8_valid_ = pos_;
+  ctx_.synchronize();  // Note [The copy's rows before the wait]: the split attention reads these rows before it waits
 }
 
 void CudaSequence::finish_logits(float* host_row) {

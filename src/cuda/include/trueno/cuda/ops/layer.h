@@ -103,6 +103,9 @@ struct AttentionSplitShape {
   unsigned shared_bytes = 0;
 };
 AttentionSplitShape attention_split_shape(int n_kv, int group, int hd);
+// Precondition of the split form (Note [The copy's rows before the wait], kernels/attention_split.cu): the
+// copy's rows before *pos, and *pos itself, are settled before the launch (not written by kernels still in
+// the stream, which it may overlap); the row at *pos may be written by the kernel just before it.
 void attention_decode_q8(Context& c, api::CUdeviceptr q, const KvCopyQ8& copy, int layer, api::CUdeviceptr out, api::CUdeviceptr pos,
                          AttentionScratch& scratch, int n_head, int hd, int group, int positions = 0, Q8Passes passes = Q8Passes::Default);
 
