@@ -30,7 +30,6 @@
 #define TRUENO_ATTENTION_SPLIT_STAGES 2
 #endif
 constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTENTION_SPLIT_STAGES;  // the ring refills a stage others read otherwise
-// 1: the weights by __expf (ex2.approx of x log2 e, a relative 2^-21 or so) instead of expf (a tuning knob).
 // Note [The copy's rows before the wait]
 // The split kernel waits for the kernel before it (rope_append_q8, which writes the step's row and rotates
 // q) only after its ring's first tiles are asked for, when those tiles hold no row of this step: the rows
@@ -44,6 +43,7 @@ constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTE
 #ifndef TRUENO_ATTENTION_SPLIT_EARLY
 #define TRUENO_ATTENTION_SPLIT_EARLY 1
 #endif
+// 1: the weights by __expf (ex2.approx of x log2 e, a relative 2^-21 or so) instead of expf (a tuning knob).
 #ifndef TRUENO_ATTENTION_SPLIT_FAST_EXP
 #define TRUENO_ATTENTION_SPLIT_FAST_EXP 0
 #endif
