@@ -183,7 +183,9 @@ void BM_CudaGemvQ4K(benchmark::State& state) {
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(mat), benchmark::Counter::kIsIterationInvariantRate);
   state.SetLabel(std::to_string(copies) + " copies rotated");
 }
+// The 7B's matrices (and 4096 x 11008, its down), then the 1.1B's: q, k + v as one, gate + up as one, down
 BENCHMARK(BM_CudaGemvQ4K)->Args({4096, 4096})->Args({11008, 4096})->Args({22016, 4096})->Args({14336, 4096})->Args({4096, 14336})->Args({32000, 4096})
+    ->Args({4096, 11008})->Args({2048, 2048})->Args({512, 2048})->Args({11264, 2048})->Args({2048, 5632})
     ->Iterations(200)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // The causal prefill attention of one layer of a 7B model (32 heads of 128, no GQA): T tokens after pos0

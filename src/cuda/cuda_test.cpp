@@ -180,8 +180,8 @@ TEST(Cuda, OverlappedKernelsWaitForThePreviousKernelFirst) {
       ++checked;
     }
   }
-  EXPECT_EQ(checked, 35u);  // every decode kernel
-  EXPECT_EQ(early, 10u);    // q4_k, q5_k, q6_k, q6_k split, q8_0, q8_0 split, q4_0, q4_k + q6_k split; rmsnorm_quantize; attention_split_q8
+  EXPECT_EQ(checked, 37u);  // every decode kernel
+  EXPECT_EQ(early, 12u);    // q4_k, q5_k (and their stream kernels), q6_k, q6_k split, q8_0, q8_0 split, q4_0, q4_k + q6_k split; rmsnorm_quantize; attention_split_q8
 }
 
 // Note [Split over the 8-bit copy]: the split kernel's block shapes, which the launcher and the kernel
@@ -520,6 +520,63 @@ TEST(CudaGpu, Q4KAndQ6KInOneLaunchEqualTheirOwnLaunches) {
   EXPECT_THROW(gemv_q4_k_q6_k(c, three, t, 512, q), InvalidArgument);
   EXPECT_THROW(gemv_q4_k_q6_k(c, one, t, 500, q), InvalidArgument);
   EXPECT_THROW(gemv_q4_k_q6_k(c, one, GemvTarget{any.ptr() + 2, 4, any.ptr()}, 512, q), InvalidArgument);
+}
+
+// Note [A warp's loads across its row groups]: gemv_q4_k_stream (and q5_k) give gemv_q4_k's y bit for bit,
+// stored or accumulated, over one to three matrices; the rows are past what is resident at once on any GPU
+// of today (2,112 warps x 4 rows on an H200), so its warps take several groups each, and the widths give a
+// group's steps ending on either of the two slots and lanes with no block in a group's last step.
+TEST(CudaGpu, GemvStreamOverRowGroupsEqualsOneGroupAWarp) {
+  TRUENO_REQUIRE_CUDA_DEVICE();
+  Context& c = test_context();
+  std::mt19937_64 rng(test_seed() + 83);
+  struct Shape { QuantType type; std::size_t cols; std::vector<std::size_t> rows; bool accumulate; };
+  const Shape shapes[] = {{QuantType::Q4_K, 512, {40001}, false},          {QuantType::Q4_K, 768, {9001, 3000, 17}, true},
+                          {QuantType::Q4_K, 1280, {20000, 21}, false},      {QuantType::Q4_K, 4096, {11008, 11008}, false},
+                          {QuantType::Q4_K, 11008, {9000}, true},           {QuantType::Q5_K, 1280, {20003}, true},
+                          {QuantType::Q5_K, 4096, {4096, 1024, 1024}, false}};
+  for (const Shape& sh : shapes) {
+    std::string what = std::string(quant_info(sh.type).name) + " " + std::to_string(sh.cols) + " wide, rows";
+    for (std::size_t r : sh.rows) what += " " + std::to_string(r);
+    const auto x = random_vector(sh.cols, rng);
+    DeviceBuffer dx = to_device(x);
+    Q8Activations q(c, sh.cols);
+    quantize_q8_k(c, dx.ptr(), q);
+    std::vector<DeviceBuffer> w;
+    std::vector<float> y0;
+    for (std::size_t rows : sh.rows) {
+      // random bytes are valid blocks but for d and dmin, which must be finite: set them to small f16s
+      std::vector<std::byte> bytes(rows * quant_row_bytes(sh.type, sh.cols));
+      for (auto& b : bytes) b = static_cast<std::byte>(rng());
+      const std::size_t block = sh.type == QuantType::Q4_K ? 144 : 176;
+      for (std::size_t o = 0; o < bytes.size(); o += block)
+        for (std::size_t k = 0; k < 4; k += 2) bytes[o + k] = static_cast<std::byte>(rng()), bytes[o + k + 1] = std::byte{0x1c};
+      w.push_back(to_device(bytes));
+      const auto y = random_vector(rows, rng);
+      y0.insert(y0.end(), y.begin(), y.end());
+    }
+    const auto run = [&](K45Rows how) {
+      DeviceBuffer dy = to_device(y0);
+      std::vector<GemvTarget> t;
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < w.size(); ++i) t.push_back({w[i].ptr(), sh.rows[i], dy.ptr() + at * 4}), at += sh.rows[i];
+      gemv_k45(c, sh.type, t, sh.cols, q, sh.accumulate, how);
+      return from_device(dy, y0.size());
+    };
+    const auto want = run(K45Rows::OneGroup), got = run(K45Rows::Stream);
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << what;
+    std::size_t written = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) written += got[i] != y0[i];
+    EXPECT_GT(written, got.size() * 9 / 10) << what << ": y was written";
+  }
+  gpu_contract("gemv_q4_k_stream");
+  gpu_contract("gemv_q5_k_stream");
+  DeviceBuffer any(c, 1 << 16);
+  Q8Activations q(c, 512);
+  const GemvTarget t{any.ptr(), 4, any.ptr()};
+  EXPECT_THROW(gemv_k45(c, QuantType::Q6_K, std::span(&t, 1), 512, q, false, K45Rows::Stream), InvalidArgument);
+  EXPECT_THROW(gemv_k45(c, QuantType::Q4_K, std::span(&t, 1), 500, q, false, K45Rows::Stream), ShapeError);
 }
 
 TEST(CudaGpu, ElementwiseLayerOpsMatchTheCpu) {

@@ -18,6 +18,21 @@ extern "C" __global__ void __launch_bounds__(32 * kWarps)
   gemv_k45<true>(t_, xq, xd, xbs, nb, accumulate);
 }
 
+// The same products, each warp over several row groups (Note [A warp's loads across its row groups]).
+extern "C" __global__ void __launch_bounds__(32 * kWarps)
+    gemv_q4_k_stream(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
+                     int nb, int accumulate) {
+  overlap_launch();
+  gemv_k45_stream<false>(t_, xq, xd, xbs, nb, accumulate);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * kWarps)
+    gemv_q5_k_stream(GemvTargets t_, const i8* __restrict__ xq, const float* __restrict__ xd, const i16* __restrict__ xbs,
+                     int nb, int accumulate) {
+  overlap_launch();
+  gemv_k45_stream<true>(t_, xq, xd, xbs, nb, accumulate);
+}
+
 // Note [A persistent GEMV chain]
 // What a persistent decode (issue 15 item 1) would gain over one launch per GEMV, measured on the GEMVs
 // alone (BM_CudaGemvChain, src/cuda/cuda_bench.cpp): bench_gemv_chain runs a list of Q4_K GEMVs

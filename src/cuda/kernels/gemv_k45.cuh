@@ -176,4 +176,103 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
   }
 }
 
+// Note [A warp's loads across its row groups]
+// gemv_k45 loads kSteps block steps, computes them, then loads the next kSteps: while a warp computes, none
+// of its loads are in flight, and when its rows end the warp retires with nothing in flight. Measured on
+// the H200 (BM_CudaReadGemv, 2026-12-03), the GEMV's loads alone took 14.8 us over a 7B's gate + up (50.7
+// MB) and the GEMV 18.0. Here a warp takes row groups g0, g0 + W, g0 + 2W, ... (W = the grid's warps, a
+// grid the launcher sizes to what is resident at once) as one sequence of (group, step) items, and refills
+// each row's registers with the item kSteps later as soon as its term has used them, across its groups'
+// ends. Each row's terms are added in the same order as gemv_k45 adds them, so y is the same bits (a test
+// checks). The items' addresses advance by additions: a first version that divided the item index by the
+// steps a group and multiplied out each address ran 20-50% slower than gemv_k45 (its integer work, not its
+// loads). Measured on the H200 (2026-12-04, BM_CudaGemvQ4K): 22016 x 4096 17.6 -> 14.9 us (3.4 TB/s, the
+// loads' own time), 11008 x 4096 11.1 -> 9.95, 4096 x 14336 14.8 -> 13.4, but 4096 x 4096 (a group a warp,
+// 4 steps) 5.20 -> 5.36: the launcher takes it where it pays (stream_pays, ops/gemv.cpp).
+template <bool kQ5>
+__device__ __forceinline__ void gemv_k45_stream(const GemvTargets& t_, const i8* __restrict__ xq, const float* __restrict__ xd,
+                                                const i16* __restrict__ xbs, int nb, int accumulate) {
+  constexpr int kBlock = kQ5 ? 176 : 144, kQs = kQ5 ? 48 : 16;
+  const int by = blockIdx.y;
+  const u8* __restrict__ w = t_.w[by];
+  float* __restrict__ y = t_.y[by];
+  const int rows = t_.rows[by];
+  const int groups = (rows + kRows - 1) / kRows, stride = gridDim.x * kWarps;
+  const int g0 = blockIdx.x * kWarps + threadIdx.y;
+  if (g0 >= groups) return;
+  const int lane = threadIdx.x, t = lane & 7, c = t >> 1, h = t & 1, lb = lane >> 3;
+  const int steps = (nb + 3) / 4;  // a group's block steps: the lane's block of step s is lb + 4 s
+  const u64 row_bytes = static_cast<u64>(nb) * kBlock;
+  // Each slot's item: its group g and step st (the same across the warp), and the lane's block's bytes in
+  // the group's first row, p. Advanced by kSteps items at a time, without divisions.
+  int g[kSteps], st[kSteps];
+  const u8* p[kSteps];
+  uint4 head[kSteps][kRows], q[kSteps][kRows], hb[kSteps][kRows];
+  const auto load = [&](int s, int r) {
+    const int b = lb + 4 * st[s];
+    if (g[s] >= groups || b >= nb || g[s] * kRows + r >= rows) return;  // past the end: the slot is not used
+    const u8* pr = p[s] + r * row_bytes;
+    head[s][r] = load_weight(reinterpret_cast<const uint4*>(pr));
+    q[s][r] = load_weight(reinterpret_cast<const uint4*>(pr + kQs + 16 * t));
+    hb[s][r] = kQ5 ? load_weight(reinterpret_cast<const uint4*>(pr + 16 + 16 * h)) : make_uint4(0, 0, 0, 0);
+  };
+  const auto advance = [&](int s) {  // to the item kSteps later
+    st[s] += kSteps;
+    p[s] += 4 * kSteps * kBlock;
+    while (st[s] >= steps) {
+      st[s] -= steps;
+      g[s] += stride;
+      p[s] += static_cast<u64>(stride) * kRows * row_bytes - static_cast<u64>(4 * steps * kBlock);
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s) {  // item s
+    g[s] = g0 + (s / steps) * stride, st[s] = s % steps;
+    p[s] = w + static_cast<u64>(g[s]) * kRows * row_bytes + (lb + 4 * st[s]) * kBlock;
+  }
+  gemv_wait(false);
+#pragma unroll
+  for (int s = 0; s < kSteps; ++s)
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) load(s, r);
+  gemv_wait(true);
+  float acc[kRows] = {};
+  for (bool more = true; more;) {
+#pragma unroll
+    for (int s = 0; s < kSteps; ++s) {
+      if (g[s] >= groups) {  // items run in order: every later one is past the end too
+        more = false;
+        break;
+      }
+      const int b = lb + 4 * st[s], gs = g[s], sts = st[s];
+      advance(s);
+      if (b < nb) {
+        const int e = b * 256 + 64 * c + 16 * h;
+        const int4 xl = *reinterpret_cast<const int4*>(xq + e), xh = *reinterpret_cast<const int4*>(xq + e + 32);
+        const int bsl = xbs[e / 16], bsh = xbs[e / 16 + 2];
+        const float dx = xd[b];
+        const int bs_pair = static_cast<int>(__byte_perm(bsl, bsh, 0x5410));
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          if constexpr (!kQ5 && TRUENO_GEMV_PAIRS) acc[r] += term_q4_pairs(head[s][r], q[s][r], c, xl, xh, bs_pair, dx);
+          else acc[r] += term<kQ5>(head[s][r], q[s][r], hb[s][r], c, xl, xh, bsl, bsh, dx);
+          load(s, r);  // the row's registers, free now, take its item kSteps later
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) load(s, r);
+      }
+      if (sts == steps - 1) {  // the group's last step: its rows are done
+        const int row0 = gs * kRows;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          const float v = warp_sum(acc[r]);
+          if (lane == 0 && row0 + r < rows) y[row0 + r] = accumulate ? y[row0 + r] + v : v;
+          acc[r] = 0.0f;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace k45

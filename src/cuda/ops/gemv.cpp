@@ -2,8 +2,11 @@
 #include "trueno/cuda/ops/gemv.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "core/strings.h"
+#include "trueno/log.h"
 #include "cuda/nvrtc.h"
 
 namespace trueno::cuda {
@@ -32,6 +35,19 @@ void check_q8(const char* op, std::size_t cols, const Q8Activations* x) {
   check_blocks(op, cols);
   if (x == nullptr) throw InvalidArgument(strcat(op, ": quantized activations are required"));
   if (x->n != cols) throw ShapeError(strcat(op, ": activations have ", x->n, " elements, the matrix ", cols, " columns"));
+}
+
+// Blocks of f (32 x kWarps threads) resident on the whole device at once, asked once per function.
+unsigned resident_blocks(Context& c, api::CUfunction f) {
+  static std::mutex m;
+  static std::map<api::CUfunction, unsigned> known;
+  const std::lock_guard lock(m);
+  if (const auto it = known.find(f); it != known.end()) return it->second;
+  int per_sm = 0;
+  const api::CUresult r = c.driver().occupancy_max_blocks(&per_sm, f, static_cast<int>(32 * kWarps), 0);
+  log(LogLevel::Info, strcat("cuda gemv: ", per_sm, " blocks of ", 32 * kWarps, " threads resident per SM (result ", r, "), ", c.info().sms, " SMs"));
+  if (r != api::kSuccess || per_sm < 1) per_sm = 1;
+  return known[f] = static_cast<unsigned>(per_sm * c.info().sms);
 }
 
 }  // namespace
@@ -81,6 +97,18 @@ struct KernelTargets {
   int rows[3];
 };
 static_assert(sizeof(KernelTargets) == 64);
+
+// The kernels' targets of 1 to 3 matrices (InvalidArgument otherwise) and the most rows of any.
+KernelTargets kernel_targets(const char* op, std::span<const GemvTarget> targets, std::size_t& max_rows) {
+  if (targets.empty() || targets.size() > 3) throw InvalidArgument(strcat(op, ": ", targets.size(), " matrices in one launch (1 to 3)"));
+  KernelTargets kt{};
+  max_rows = 0;
+  for (std::size_t i = 0; i < targets.size(); ++i) {
+    kt.w[i] = targets[i].w, kt.y[i] = targets[i].y, kt.rows[i] = static_cast<int>(targets[i].rows);
+    max_rows = std::max(max_rows, targets[i].rows);
+  }
+  return kt;
+}
 }  // namespace
 
 bool gemv_mixed_launches() {
@@ -111,18 +139,52 @@ void gemv_q4_k_q6_k(Context& c, std::span<const GemvTarget> q4_k, const GemvTarg
   launch_overlapped(c, c.function("gemv_mixed", "gemv_q4_k_q6_k_split"), grid, 1, 32, kWarps, params);
 }
 
+K45Rows gemv_k45_rows() {
+  static const K45Rows how = tuning_define("TRUENO_GEMV_STREAM", 1) != 0 ? K45Rows::Stream : K45Rows::OneGroup;
+  return how;
+}
+
+namespace {
+// Note [A warp's loads across its row groups]: where the stream kernel pays. Measured on the H200 (one
+// matrix, BM_CudaGemvQ4K): it gains where its warps take more than one group each (11008 x 4096: 11.1 ->
+// 9.95 us) or a group has many block steps (4096 x 14336: 14.8 -> 13.4, 2048 x 5632: 5.91 -> 5.63), and
+// loses where each warp has one short group (4096 x 4096: 5.20 -> 5.36, 2048 x 2048: 2.33 -> 2.67).
+// TRUENO_GEMV_STREAM=2 takes it everywhere.
+bool stream_pays(Context& c, QuantType type, std::size_t rows, int nb, unsigned ny) {
+  static const bool always = tuning_define("TRUENO_GEMV_STREAM", 1) == 2;
+  if (always) return true;
+  const int steps = (nb + 3) / 4;
+  const std::size_t groups = (rows + kQuantRowsPerWarp - 1) / kQuantRowsPerWarp;
+  const api::CUfunction f = c.function("gemv_k45", type == QuantType::Q4_K ? "gemv_q4_k_stream" : "gemv_q5_k_stream");
+  return steps > 4 || groups > std::size_t{resident_blocks(c, f) / ny} * kWarps;
+}
+}  // namespace
+
+void gemv_k45(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, const Q8Activations& xq, bool accumulate,
+              K45Rows how) {
+  if (type != QuantType::Q4_K && type != QuantType::Q5_K)
+    throw InvalidArgument(strcat("cuda gemv_k45: ", quant_info(type).name, " is not q4_k or q5_k"));
+  std::size_t max_rows = 0;
+  KernelTargets kt = kernel_targets("cuda gemv_k45", targets, max_rows);
+  check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, &xq);
+  if (max_rows == 0) return;
+  const bool stream = how == K45Rows::Stream, q4 = type == QuantType::Q4_K;
+  const api::CUfunction f = c.function("gemv_k45", stream ? (q4 ? "gemv_q4_k_stream" : "gemv_q5_k_stream") : (q4 ? "gemv_q4_k" : "gemv_q5_k"));
+  const auto ny = static_cast<unsigned>(targets.size());
+  unsigned grid = grid_for(max_rows, kQuantRowsPerWarp);
+  if (stream) grid = std::min(grid, std::max(1u, resident_blocks(c, f) / ny));  // Note [A warp's loads across its row groups]
+  api::CUdeviceptr q = xq.q.ptr(), d = xq.d.ptr(), bs = xq.bsums.ptr();
+  int nb = static_cast<int>(cols / kQK), acc = accumulate ? 1 : 0;
+  void* params[] = {&kt, &q, &d, &bs, &nb, &acc};
+  launch_overlapped(c, f, grid, ny, 32, kWarps, params);
+}
+
 void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
                 const Q8Activations* xq, bool round_x, bool accumulate, WeightLayout layout) {
   if (layout == WeightLayout::Split && !has_split_layout(type))
     throw InvalidArgument(strcat("cuda gemv: ", quant_info(type).name, " has no split layout (q8_0 and q6_k have)"));
-  if (targets.empty() || targets.size() > 3)
-    throw InvalidArgument(strcat("cuda gemv: ", targets.size(), " matrices in one launch (1 to 3)"));
-  KernelTargets kt{};
   std::size_t max_rows = 0;
-  for (std::size_t i = 0; i < targets.size(); ++i) {
-    kt.w[i] = targets[i].w, kt.y[i] = targets[i].y, kt.rows[i] = static_cast<int>(targets[i].rows);
-    max_rows = std::max(max_rows, targets[i].rows);
-  }
+  KernelTargets kt = kernel_targets("cuda gemv", targets, max_rows);
   if (max_rows == 0) return;
   const auto ny = static_cast<unsigned>(targets.size());
   int n = static_cast<int>(cols), acc = accumulate ? 1 : 0;
@@ -145,6 +207,9 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
                                 : type == QuantType::Q8_0       ? c.function("gemv_q8_0", "gemv_q8_0")
                                                           : c.function("gemv_q8_0", "gemv_q4_0");
       const bool b32 = type == QuantType::Q8_0 || type == QuantType::Q4_0;
+      if ((type == QuantType::Q4_K || type == QuantType::Q5_K) && gemv_k45_rows() == K45Rows::Stream &&
+          stream_pays(c, type, max_rows, nb, ny))
+        return gemv_k45(c, type, targets, cols, *xq, accumulate, K45Rows::Stream);
       // Note [Staged 2-byte-aligned blocks]: 16-byte steps; the split layouts' 8- and 16-byte loads
       for (std::size_t i = 0; (b32 || layout == WeightLayout::Split) && i < targets.size(); ++i)
         if (targets[i].w % 16 != 0)

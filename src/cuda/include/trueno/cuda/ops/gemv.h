@@ -64,6 +64,15 @@ void gemv_q4_k_q6_k(Context& c, std::span<const GemvTarget> q4_k, const GemvTarg
                     bool accumulate = false);
 // Whether the decode takes gemv_q4_k_q6_k where it can: TRUENO_GEMV_MIXED (a tuning knob) not 0.
 bool gemv_mixed_launches();
+// How a Q4_K or Q5_K GEMV's warps take their rows: one group of rows a warp (gemv_q4_k), or a grid of what
+// is resident at once, each warp over several groups with its loads running across them (gemv_q4_k_stream,
+// Note [A warp's loads across its row groups], kernels/gemv_k45.cuh). The same y, bit for bit.
+enum class K45Rows { OneGroup, Stream };
+// gemv_multi's Q4_K and Q5_K rows: TRUENO_GEMV_STREAM (a tuning knob) picks.
+K45Rows gemv_k45_rows();
+// gemv_multi for Q4_K or Q5_K with the kernel named; InvalidArgument for other types.
+void gemv_k45(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, const Q8Activations& xq, bool accumulate,
+              K45Rows how);
 // Up to three matrices of the same type and width times the same x, in one launch (q, k, v; gate, up).
 void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, api::CUdeviceptr x,
                 const Q8Activations* xq, bool round_x = false, bool accumulate = false, WeightLayout layout = WeightLayout::File);
