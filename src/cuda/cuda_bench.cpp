@@ -223,13 +223,13 @@ BENCHMARK(BM_CudaAttentionPrefill)->Args({512, 0, 0})->Args({512, 0, 1})->Args({
     ->Args({2048, 14336, 0})->Args({512, 15872, 1})->Args({2048, 30720, 0})
     ->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-// gemv() of Q8_0 (arg 0; 2: its rows split) and Q6_K (1) matrices (Q4_K above): random bytes (the kernels' speed does not depend on the
+// gemv() of Q8_0 (arg 0; 2: its rows split) and Q6_K (1; 3: its planes) matrices (Q4_K above): random bytes (the kernels' speed does not depend on the
 // values), rotated through 256 MiB of copies like the Q4_K benchmark.
 void BM_CudaGemv(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = bench_context();
-  const QuantType type = state.range(0) == 1 ? QuantType::Q6_K : QuantType::Q8_0;
-  const WeightLayout layout = state.range(0) == 2 ? WeightLayout::Split : WeightLayout::File;  // arg 2: Q8_0 rows split
+  const QuantType type = state.range(0) % 2 == 1 ? QuantType::Q6_K : QuantType::Q8_0;
+  const WeightLayout layout = state.range(0) >= 2 ? WeightLayout::Split : WeightLayout::File;
   const auto rows = static_cast<std::size_t>(state.range(1)), cols = static_cast<std::size_t>(state.range(2));
   const std::size_t mat = rows * quant_row_bytes(type, cols), copies = std::max<std::size_t>(2, kRotateBytes / mat);
   std::mt19937 rng(9);
@@ -250,7 +250,8 @@ void BM_CudaGemv(benchmark::State& state) {
                 " copies rotated");
 }
 BENCHMARK(BM_CudaGemv)->Args({0, 4096, 4096})->Args({0, 11008, 4096})->Args({0, 4096, 11008})->Args({2, 4096, 4096})
-    ->Args({2, 11008, 4096})->Args({2, 4096, 11008})->Args({1, 4096, 14336})
+    ->Args({2, 11008, 4096})->Args({2, 4096, 11008})->Args({1, 4096, 14336})->Args({3, 4096, 4096})->Args({3, 4096, 11008})
+    ->Args({3, 32000, 4096})
     ->Iterations(100)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // A quantized matrix -> f16 rows (the prefill GEMMs' operand, Note [Batched prefill] in realizar): bytes
