@@ -37,7 +37,8 @@ void check_q8(const char* op, std::size_t cols, const Q8Activations* x) {
   if (x->n != cols) throw ShapeError(strcat(op, ": activations have ", x->n, " elements, the matrix ", cols, " columns"));
 }
 
-// Blocks of f (32 x kWarps threads) resident on the whole device at once, asked once per function.
+// Blocks of f (32 x kWarps threads) resident on the whole device at once, asked once per function. The stream
+// kernels' grid size is a speed choice only: any grid gives the same y.
 unsigned resident_blocks(Context& c, api::CUfunction f) {
   static std::mutex m;
   static std::map<api::CUfunction, unsigned> known;
