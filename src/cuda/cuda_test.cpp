@@ -523,9 +523,9 @@ TEST(CudaGpu, Q4KAndQ6KInOneLaunchEqualTheirOwnLaunches) {
 }
 
 // Note [A warp's loads across its row groups]: gemv_q4_k_stream (and q5_k) give gemv_q4_k's y bit for bit,
-// stored or accumulated, over one to three matrices; the rows are past what is resident at once on any GPU
-// of today (2,112 warps x 4 rows on an H200), so its warps take several groups each, and the widths give a
-// group's steps ending on either of the two slots and lanes with no block in a group's last step.
+// stored or accumulated, over one to three matrices. Each shape has more groups of 4 rows per matrix than an
+// H200 holds warps for it (2,112 over the launch's matrices), so warps take several groups each; the widths
+// give a group's steps ending on either of the two slots, and lanes with no block in a group's last step.
 TEST(CudaGpu, GemvStreamOverRowGroupsEqualsOneGroupAWarp) {
   TRUENO_REQUIRE_CUDA_DEVICE();
   Context& c = test_context();
