@@ -140,24 +140,19 @@ void gemv_q4_k_q6_k(Context& c, std::span<const GemvTarget> q4_k, const GemvTarg
   launch_overlapped(c, c.function("gemv_mixed", "gemv_q4_k_q6_k_split"), grid, 1, 32, kWarps, params);
 }
 
-K45Rows gemv_k45_rows() {
-  static const K45Rows how = tuning_define("TRUENO_GEMV_STREAM", 1) != 0 ? K45Rows::Stream : K45Rows::OneGroup;
-  return how;
-}
-
 namespace {
 // Note [A warp's loads across its row groups]: where the stream kernel pays. Measured on the H200 (one
 // matrix, BM_CudaGemvQ4K): it gains where its warps take more than one group each (11008 x 4096: 11.1 ->
 // 9.95 us) or a group has many block steps (4096 x 14336: 14.8 -> 13.4, 2048 x 5632: 5.91 -> 5.63), and
 // loses where each warp has one short group (4096 x 4096: 5.20 -> 5.36, 2048 x 2048: 2.33 -> 2.67).
-// TRUENO_GEMV_STREAM=2 takes it everywhere.
-bool stream_pays(Context& c, QuantType type, std::size_t rows, int nb, unsigned ny) {
-  static const bool always = tuning_define("TRUENO_GEMV_STREAM", 1) == 2;
-  if (always) return true;
+// TRUENO_GEMV_STREAM (a tuning knob): 1 this rule, 2 everywhere, 0 never.
+K45Rows k45_rows(Context& c, QuantType type, std::size_t rows, int nb, unsigned ny) {
+  static const int knob = tuning_define("TRUENO_GEMV_STREAM", 1);
+  if (knob == 0 || knob == 2) return knob == 2 ? K45Rows::Stream : K45Rows::OneGroup;
   const int steps = (nb + 3) / 4;
   const std::size_t groups = (rows + kQuantRowsPerWarp - 1) / kQuantRowsPerWarp;
   const api::CUfunction f = c.function("gemv_k45", type == QuantType::Q4_K ? "gemv_q4_k_stream" : "gemv_q5_k_stream");
-  return steps > 4 || groups > std::size_t{resident_blocks(c, f) / ny} * kWarps;
+  return steps > 4 || groups > std::size_t{resident_blocks(c, f) / ny} * kWarps ? K45Rows::Stream : K45Rows::OneGroup;
 }
 }  // namespace
 
@@ -192,6 +187,8 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
   switch (type) {
     case QuantType::Q4_K:
     case QuantType::Q5_K:
+      check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, xq);
+      return gemv_k45(c, type, targets, cols, *xq, accumulate, k45_rows(c, type, max_rows, n / static_cast<int>(kQK), ny));
     case QuantType::Q6_K:
     case QuantType::Q8_0:
     case QuantType::Q4_0: {
@@ -200,23 +197,18 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
       int nb = n / static_cast<int>(kQK);
       void* with_bsums[] = {&kt, &q, &d, &bs, &nb, &acc};
       void* without[] = {&kt, &q, &d, &nb, &acc};  // gemv_q6_k needs no activation sums
-      const api::CUfunction f = type == QuantType::Q4_K   ? c.function("gemv_k45", "gemv_q4_k")
-                                : type == QuantType::Q5_K ? c.function("gemv_k45", "gemv_q5_k")
-                                : type == QuantType::Q6_K ? (layout == WeightLayout::Split ? c.function("gemv_q6_k", "gemv_q6_k_split")
-                                                                                           : c.function("gemv_q6_k", "gemv_q6_k"))
+      const api::CUfunction f = type == QuantType::Q6_K ? (layout == WeightLayout::Split ? c.function("gemv_q6_k", "gemv_q6_k_split")
+                                                                                    : c.function("gemv_q6_k", "gemv_q6_k"))
                                 : layout == WeightLayout::Split ? c.function("gemv_q8_0", "gemv_q8_0_split")
                                 : type == QuantType::Q8_0       ? c.function("gemv_q8_0", "gemv_q8_0")
                                                           : c.function("gemv_q8_0", "gemv_q4_0");
       const bool b32 = type == QuantType::Q8_0 || type == QuantType::Q4_0;
-      if ((type == QuantType::Q4_K || type == QuantType::Q5_K) && gemv_k45_rows() == K45Rows::Stream &&
-          stream_pays(c, type, max_rows, nb, ny))
-        return gemv_k45(c, type, targets, cols, *xq, accumulate, K45Rows::Stream);
       // Note [Staged 2-byte-aligned blocks]: 16-byte steps; the split layouts' 8- and 16-byte loads
       for (std::size_t i = 0; (b32 || layout == WeightLayout::Split) && i < targets.size(); ++i)
         if (targets[i].w % 16 != 0)
           throw InvalidArgument(strcat("cuda gemv ", quant_info(type).name, ": the matrix must start 16-byte aligned"));
       const unsigned per_warp = type == QuantType::Q8_0 && layout == WeightLayout::Split ? kSplitRowsPerWarp
-                                : b32 ? kB32RowsPerWarp : type == QuantType::Q6_K ? kQ6KRowsPerWarp : kQuantRowsPerWarp;
+                                : b32 ? kB32RowsPerWarp : kQ6KRowsPerWarp;
       return launch_overlapped(c, f, grid_for(max_rows, per_warp), ny, 32, kWarps,
                                type == QuantType::Q6_K ? without : with_bsums);
     }
