@@ -68,8 +68,8 @@ bool gemv_mixed_launches();
 // is resident at once, each warp over several groups with its loads running across them (gemv_q4_k_stream,
 // Note [A warp's loads across its row groups], kernels/gemv_k45.cuh). The same y, bit for bit.
 enum class K45Rows { OneGroup, Stream };
-// gemv_multi takes gemv_k45 with the stream kernels where they pay (TRUENO_GEMV_STREAM, a tuning knob).
-// gemv_multi for Q4_K or Q5_K with the kernel named; InvalidArgument for other types.
+// gemv_multi for Q4_K or Q5_K with the kernel named; InvalidArgument for other types. gemv_multi itself calls
+// it, with the stream kernels where they pay (TRUENO_GEMV_STREAM, a tuning knob).
 void gemv_k45(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, const Q8Activations& xq, bool accumulate,
               K45Rows how);
 // Up to three matrices of the same type and width times the same x, in one launch (q, k, v; gate, up).
