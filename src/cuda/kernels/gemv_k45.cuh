@@ -188,7 +188,8 @@ __device__ __forceinline__ void gemv_k45(const GemvTargets& t_, const i8* __rest
 // steps a group and multiplied out each address ran 20-50% slower than gemv_k45 (its integer work, not its
 // loads). Measured on the H200 (2026-12-04, BM_CudaGemvQ4K): 22016 x 4096 17.6 -> 14.9 us (3.4 TB/s, the
 // loads' own time), 11008 x 4096 11.1 -> 9.95, 4096 x 14336 14.8 -> 13.4, but 4096 x 4096 (a group a warp,
-// 4 steps) 5.20 -> 5.36: the launcher takes it where it pays (stream_pays, ops/gemv.cpp).
+// 4 steps) 5.20 -> 5.36 alone, though it pays there inside a token: the launcher takes it where it pays
+// (k45_rows, ops/gemv.cpp).
 template <bool kQ5>
 __device__ __forceinline__ void gemv_k45_stream(const GemvTargets& t_, const i8* __restrict__ xq, const float* __restrict__ xd,
                                                 const i16* __restrict__ xbs, int nb, int accumulate) {

@@ -37,7 +37,17 @@ void check_q8(const char* op, std::size_t cols, const Q8Activations* x) {
   if (x->n != cols) throw ShapeError(strcat(op, ": activations have ", x->n, " elements, the matrix ", cols, " columns"));
 }
 
-// Blocks of f (32 x kWarps threads) resident on the whole device at once, asked once per function. The stream
+// Note [A block an SM for the next kernel]
+// A stream launch's grid is what is resident at once, so it holds every SM's registers until its warps
+// retire, together, at its end; the next kernel's blocks (launched early, Note [Overlapped launches]) could
+// not become resident before then to ask for their first weights (Note [Weights before the wait]). The grid
+// leaves one block an SM free for them. Measured on the H200 (2026-12-04 sixth, realizar bench tg128, two
+// rounds in one lease): 7B Q4_K_M 544.5 / 547.5 against 537.3 / 533.0 with no block free; 2 blocks free
+// 531.8 / 533.6; the 1.1B 1,600.8 / 1,622.3 against 1,597.2 / 1,621.3. TRUENO_GEMV_STREAM_SPARE (a tuning
+// knob): the blocks an SM left free.
+const int kStreamSpare = std::max(0, tuning_define("TRUENO_GEMV_STREAM_SPARE", 1));
+// Blocks of f (32 x kWarps threads) resident on the whole device at once less kStreamSpare an SM (at least
+// one an SM), asked once per function. The stream
 // kernels' grid size is a speed choice only: any grid gives the same y.
 unsigned resident_blocks(Context& c, api::CUfunction f) {
   static std::mutex m;
@@ -48,6 +58,7 @@ unsigned resident_blocks(Context& c, api::CUfunction f) {
   const api::CUresult r = c.driver().occupancy_max_blocks(&per_sm, f, static_cast<int>(32 * kWarps), 0);
   log(LogLevel::Info, strcat("cuda gemv: ", per_sm, " blocks of ", 32 * kWarps, " threads resident per SM (result ", r, "), ", c.info().sms, " SMs"));
   if (r != api::kSuccess || per_sm < 1) per_sm = 1;
+  per_sm = std::max(1, per_sm - kStreamSpare);  // Note [A block an SM for the next kernel]
   return known[f] = static_cast<unsigned>(per_sm * c.info().sms);
 }
 
@@ -144,15 +155,19 @@ namespace {
 // Note [A warp's loads across its row groups]: where the stream kernel pays. Measured on the H200 (one
 // matrix, BM_CudaGemvQ4K): it gains where its warps take more than one group each (11008 x 4096: 11.1 ->
 // 9.95 us) or a group has many block steps (4096 x 14336: 14.8 -> 13.4, 2048 x 5632: 5.91 -> 5.63), and
-// loses where each warp has one short group (4096 x 4096: 5.20 -> 5.36, 2048 x 2048: 2.33 -> 2.67).
-// TRUENO_GEMV_STREAM (a tuning knob): 1 this rule, 2 everywhere, 0 never.
+// loses where each warp has one short group (4096 x 4096: 5.20 -> 5.36, 2048 x 2048: 2.33 -> 2.67). Inside a
+// token, with a block an SM left to the next kernel (Note [A block an SM for the next kernel]), groups of 4
+// steps pay too: the 7B's wo (4096 x 4096) in the stream form gave tg128 550.4 / 550.4 against 544.5 / 547.5
+// (H200, 2026-12-04 sixth, one lease); the 1.1B's 2-step groups lost there (1,577.8 / 1,597.9 against
+// 1,600.8 / 1,622.3 with every launch in the stream form). So: 4 steps or more, or more than one group a
+// warp. TRUENO_GEMV_STREAM (a tuning knob): 1 this rule, 2 everywhere, 0 never.
 K45Rows k45_rows(Context& c, QuantType type, std::size_t rows, int nb, unsigned ny) {
   static const int knob = tuning_define("TRUENO_GEMV_STREAM", 1);
   if (knob == 0 || knob == 2) return knob == 2 ? K45Rows::Stream : K45Rows::OneGroup;
   const int steps = (nb + 3) / 4;
   const std::size_t groups = (rows + kQuantRowsPerWarp - 1) / kQuantRowsPerWarp;
   const api::CUfunction f = c.function("gemv_k45", type == QuantType::Q4_K ? "gemv_q4_k_stream" : "gemv_q5_k_stream");
-  return steps > 4 || groups > std::size_t{resident_blocks(c, f) / ny} * kWarps ? K45Rows::Stream : K45Rows::OneGroup;
+  return steps >= 4 || groups > std::size_t{resident_blocks(c, f) / ny} * kWarps ? K45Rows::Stream : K45Rows::OneGroup;
 }
 }  // namespace
 
