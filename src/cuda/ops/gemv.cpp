@@ -47,8 +47,8 @@ void check_q8(const char* op, std::size_t cols, const Q8Activations* x) {
 // knob): the blocks an SM left free.
 const int kStreamSpare = std::max(0, tuning_define("TRUENO_GEMV_STREAM_SPARE", 1));
 // Blocks of f (32 x kWarps threads) resident on the whole device at once less kStreamSpare an SM (at least
-// one an SM), asked once per function. The stream
-// kernels' grid size is a speed choice only: any grid gives the same y.
+// one an SM), asked once per function. The stream kernels' grid size is a speed choice only: any grid gives
+// the same y.
 unsigned resident_blocks(Context& c, api::CUfunction f) {
   static std::mutex m;
   static std::map<api::CUfunction, unsigned> known;
@@ -157,9 +157,9 @@ namespace {
 // 9.95 us) or a group has many block steps (4096 x 14336: 14.8 -> 13.4, 2048 x 5632: 5.91 -> 5.63), and
 // loses where each warp has one short group (4096 x 4096: 5.20 -> 5.36, 2048 x 2048: 2.33 -> 2.67). Inside a
 // token, with a block an SM left to the next kernel (Note [A block an SM for the next kernel]), groups of 4
-// steps pay too: the 7B's wo (4096 x 4096) in the stream form gave tg128 550.4 / 550.4 against 544.5 / 547.5
-// (H200, 2026-12-04 sixth, one lease); the 1.1B's 2-step groups lost there (1,577.8 / 1,597.9 against
-// 1,600.8 / 1,622.3 with every launch in the stream form). So: 4 steps or more, or more than one group a
+// steps pay too: with the 7B's wo (4096 x 4096) in the stream form tg128 was 550.4 / 550.4 against 544.5 /
+// 547.5 (H200, 2026-12-04 sixth, one lease). With every launch in the stream form the 1.1B, whose groups are
+// 2 steps, lost: 1,577.8 / 1,597.9 against 1,600.8 / 1,622.3. So: 4 steps or more, or more than one group a
 // warp. TRUENO_GEMV_STREAM (a tuning knob): 1 this rule, 2 everywhere, 0 never.
 K45Rows k45_rows(Context& c, QuantType type, std::size_t rows, int nb, unsigned ny) {
   static const int knob = tuning_define("TRUENO_GEMV_STREAM", 1);
