@@ -179,9 +179,10 @@ void gemv_k45(Context& c, QuantType type, std::span<const GemvTarget> targets, s
   KernelTargets kt = kernel_targets("cuda gemv_k45", targets, max_rows);
   check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, &xq);
   if (max_rows == 0) return;
+  const auto ny = static_cast<unsigned>(targets.size());
+  if (how == K45Rows::Auto) how = k45_rows(c, type, max_rows, static_cast<int>(cols / kQK), ny);
   const bool stream = how == K45Rows::Stream, q4 = type == QuantType::Q4_K;
   const api::CUfunction f = c.function("gemv_k45", stream ? (q4 ? "gemv_q4_k_stream" : "gemv_q5_k_stream") : (q4 ? "gemv_q4_k" : "gemv_q5_k"));
-  const auto ny = static_cast<unsigned>(targets.size());
   unsigned grid = grid_for(max_rows, kQuantRowsPerWarp);
   if (stream) grid = std::min(grid, std::max(1u, resident_blocks(c, f) / ny));  // Note [A warp's loads across its row groups]
   api::CUdeviceptr q = xq.q.ptr(), d = xq.d.ptr(), bs = xq.bsums.ptr();
@@ -194,16 +195,16 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
                 const Q8Activations* xq, bool round_x, bool accumulate, WeightLayout layout) {
   if (layout == WeightLayout::Split && !has_split_layout(type))
     throw InvalidArgument(strcat("cuda gemv: ", quant_info(type).name, " has no split layout (q8_0 and q6_k have)"));
+  if (type == QuantType::Q4_K || type == QuantType::Q5_K) {
+    check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, xq);
+    return gemv_k45(c, type, targets, cols, *xq, accumulate, K45Rows::Auto);
+  }
   std::size_t max_rows = 0;
   KernelTargets kt = kernel_targets("cuda gemv", targets, max_rows);
   if (max_rows == 0) return;
   const auto ny = static_cast<unsigned>(targets.size());
   int n = static_cast<int>(cols), acc = accumulate ? 1 : 0;
   switch (type) {
-    case QuantType::Q4_K:
-    case QuantType::Q5_K:
-      check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, xq);
-      return gemv_k45(c, type, targets, cols, *xq, accumulate, k45_rows(c, type, max_rows, n / static_cast<int>(kQK), ny));
     case QuantType::Q6_K:
     case QuantType::Q8_0:
     case QuantType::Q4_0: {

@@ -66,10 +66,11 @@ void gemv_q4_k_q6_k(Context& c, std::span<const GemvTarget> q4_k, const GemvTarg
 bool gemv_mixed_launches();
 // How a Q4_K or Q5_K GEMV's warps take their rows: one group of rows a warp (gemv_q4_k), or a grid of what
 // is resident at once, each warp over several groups with its loads running across them (gemv_q4_k_stream,
-// Note [A warp's loads across its row groups], kernels/gemv_k45.cuh). The same y, bit for bit.
-enum class K45Rows { OneGroup, Stream };
-// gemv_multi for Q4_K or Q5_K with the kernel named; InvalidArgument for other types. gemv_multi itself calls
-// it, with the stream kernels where they pay (TRUENO_GEMV_STREAM, a tuning knob).
+// Note [A warp's loads across its row groups], kernels/gemv_k45.cuh). The same y, bit for bit. Auto: the
+// stream kernels where they pay (TRUENO_GEMV_STREAM, a tuning knob), as gemv_multi takes them.
+enum class K45Rows { Auto, OneGroup, Stream };
+// gemv_multi for Q4_K or Q5_K with the kernel named; InvalidArgument for other types. gemv_multi calls it
+// with Auto.
 void gemv_k45(Context& c, QuantType type, std::span<const GemvTarget> targets, std::size_t cols, const Q8Activations& xq, bool accumulate,
               K45Rows how);
 // Up to three matrices of the same type and width times the same x, in one launch (q, k, v; gate, up).
