@@ -45,7 +45,7 @@ constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTE
 #endif
 // The weights and rescales by __expf (ex2.approx of x log2 e, a relative error of about 2^-21) instead of expf's
 // ~20 instructions: the split's arithmetic sits on its ring's critical path. Measured on the H200 (7B tg64,
-// 2026-12-04 seventh, two leases, five rounds): 16K +0.3-0.7%, 32K +1.0-1.5%; against the one pass's output
+// 2026-12-04 seventh, two leases, five rounds): 16K +0.2-0.7%, 32K +1.0-1.5%; against the one pass's output
 // nmse ~4e-14 as with expf. TRUENO_ATTENTION_SPLIT_FAST_EXP=0 (a tuning knob) takes expf.
 #ifndef TRUENO_ATTENTION_SPLIT_FAST_EXP
 #define TRUENO_ATTENTION_SPLIT_FAST_EXP 1
