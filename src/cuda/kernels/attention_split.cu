@@ -43,10 +43,11 @@ constexpr int kSplitStages = TRUENO_ATTENTION_SPLIT_STAGES < 2 ? 2 : TRUENO_ATTE
 #ifndef TRUENO_ATTENTION_SPLIT_EARLY
 #define TRUENO_ATTENTION_SPLIT_EARLY 1
 #endif
-// The weights and rescales by __expf (ex2.approx of x log2 e, a relative error of about 2^-21) instead of expf's
-// ~20 instructions: the split's arithmetic sits on its ring's critical path. Measured on the H200 (7B tg64,
-// 2026-12-04 seventh, two leases, five rounds): 16K +0.2-0.7%, 32K +1.0-1.5%; against the one pass's output
-// nmse ~4e-14 as with expf. TRUENO_ATTENTION_SPLIT_FAST_EXP=0 (a tuning knob) takes expf.
+// The weights and rescales by __expf (ex2.approx of x log2 e, a relative error of about 2^-21) instead of
+// expf's longer sequence (its range reduction): the split's arithmetic sits on its ring's critical path.
+// Measured on the H200 (7B tg64, 2026-12-04 seventh, two leases, five rounds): 16K +0.2-0.7%, 32K
+// +1.0-1.5%; against the one pass's output nmse ~4e-14 as with expf. TRUENO_ATTENTION_SPLIT_FAST_EXP=0 (a
+// tuning knob) takes expf.
 #ifndef TRUENO_ATTENTION_SPLIT_FAST_EXP
 #define TRUENO_ATTENTION_SPLIT_FAST_EXP 1
 #endif
