@@ -244,6 +244,12 @@ inline void check_backward(const Device& d, const char* backend, std::mt19937_64
   for (DeviceOp op : {DeviceOp::SiluBackward, DeviceOp::GeluTanhBackward, DeviceOp::TanhBackward, DeviceOp::SigmoidBackward}) {
     for (std::size_t n : {std::size_t{1}, std::size_t{1000}, std::size_t{65537}}) {
       std::vector<float> x = random_normal(n, rng, 3.0f);
+      // silu' = s (1 + x (1 - s)) crosses 0 near x = -1.2785, where 1 + x (1 - s) cancels: there an ulp of the
+      // device's exp is any relative error, and one value's nmse is its relative error squared (seed 2583911811
+      // drew x there: nmse 3e-9 on lavapipe). A single value is drawn where |1 + x (1 - s)| >= 1/4 (the error
+      // then stays within ~2e-7 of it); the longer vectors' nmse is over all their values and keeps the root.
+      while (op == DeviceOp::SiluBackward && n == 1 && std::fabs(1.0f + x[0] * (1.0f - 1.0f / (1.0f + std::exp(-x[0])))) < 0.25f)
+        x = random_normal(n, rng, 3.0f);
       const std::vector<float> dy = random_normal(n, rng, 1.0f);
       if (op == DeviceOp::TanhBackward) ops::tanh(x, x);
       if (op == DeviceOp::SigmoidBackward) ops::sigmoid(x, x);
