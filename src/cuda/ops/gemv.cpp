@@ -196,7 +196,7 @@ void gemv_multi(Context& c, QuantType type, std::span<const GemvTarget> targets,
   if (layout == WeightLayout::Split && !has_split_layout(type))
     throw InvalidArgument(strcat("cuda gemv: ", quant_info(type).name, " has no split layout (q8_0 and q6_k have)"));
   if (type == QuantType::Q4_K || type == QuantType::Q5_K) {
-    check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, xq);
+    if (xq == nullptr) check_q8(strcat("cuda gemv ", quant_info(type).name).c_str(), cols, xq);  // throws; gemv_k45 checks the rest
     return gemv_k45(c, type, targets, cols, *xq, accumulate, K45Rows::Auto);
   }
   std::size_t max_rows = 0;
