@@ -238,18 +238,14 @@ inline void check_matmul_backward(const Device& d, const char* backend, std::mt1
   }
 }
 
-// silu' and gelu' (the tanh form) at x in double, for check_backward's choice of a single value; 1 for the others.
-inline double activation_derivative(DeviceOp op, float x) {
-  const double v = x;
-  if (op == DeviceOp::SiluBackward) {
-    const double s = 1.0 / (1.0 + std::exp(-v));
-    return s * (1.0 + v * (1.0 - s));
-  }
-  if (op == DeviceOp::GeluTanhBackward) {
-    const double c = 0.7978845608028654, a = 0.044715, t = std::tanh(c * (v + a * v * v * v));
-    return 0.5 * (1.0 + t) + 0.5 * v * (1.0 - t * t) * c * (1.0 + 3.0 * a * v * v);
-  }
-  return 1.0;
+// silu' or gelu' (the tanh form) at x, trueno::grad's with dy = 1, for check_backward's choice of a single
+// value; 1 for the others.
+inline float activation_derivative(DeviceOp op, float x) {
+  const float one = 1.0f;
+  float d = 1.0f;
+  if (op == DeviceOp::SiluBackward) grad::silu(std::span(&x, 1), std::span(&one, 1), std::span(&d, 1));
+  if (op == DeviceOp::GeluTanhBackward) grad::gelu_tanh(std::span(&x, 1), std::span(&one, 1), std::span(&d, 1));
+  return d;
 }
 
 // The activations' and softmax's backward on device tensors against trueno::grad's host forms (tanh and
@@ -263,7 +259,7 @@ inline void check_backward(const Device& d, const char* backend, std::mt19937_64
       // squared (seed 2583911811 drew x there for silu: nmse 3e-9 on lavapipe against 1e-12). A single value is
       // drawn where the derivative is at least 1/4; the longer vectors' nmse is over all their values and keeps
       // the roots.
-      while (n == 1 && std::fabs(activation_derivative(op, x[0])) < 0.25) x = random_normal(n, rng, 3.0f);
+      while (n == 1 && std::fabs(activation_derivative(op, x[0])) < 0.25f) x = random_normal(n, rng, 3.0f);
       const std::vector<float> dy = random_normal(n, rng, 1.0f);
       if (op == DeviceOp::TanhBackward) ops::tanh(x, x);
       if (op == DeviceOp::SigmoidBackward) ops::sigmoid(x, x);
