@@ -79,7 +79,7 @@ void BM_CudaReadBandwidth(benchmark::State& state) {
                            }) / 1e3);
   state.counters["GB/s"] = benchmark::Counter(static_cast<double>(bytes), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_CudaReadBandwidth)->Arg(9437184)->Arg(33030144)->Arg(73728000)->Arg(1 << 30)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CudaReadBandwidth)->Arg(9437184)->Arg(33030144)->Arg(73728000)->Arg(142606336)->Arg(1 << 30)->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // The one-pass decode attention's reads (bench_read_rows) over one 7B layer's K at 16,384 positions (32
 // heads x 128 bytes per position, 64 MiB, rotating through 256 MiB): arg 0 in the copy's layout
@@ -222,6 +222,45 @@ void BM_CudaAttentionPrefill(benchmark::State& state) {
 BENCHMARK(BM_CudaAttentionPrefill)->Args({512, 0, 0})->Args({512, 0, 1})->Args({2048, 0, 0})->Args({2048, 0, 1})
     ->Args({2048, 14336, 0})->Args({512, 15872, 1})->Args({2048, 30720, 0})
     ->Iterations(5)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// The decode attention of one layer over the 8-bit KV copy (attention_decode_q8) at `positions` cached
+// positions: arg 1 the kernel (0 the split over the copy and its combine, 1 the one pass and its combine),
+// arg 2 the model's heads (0 a 7B's 32 heads of 128, 1 a 1.1B's 32 q heads on 4 KV heads of 64). GB/s
+// count the copy's bytes the layer reads (K and V, 34 bytes per 32 values); BM_CudaReadBandwidth of the
+// same bytes (142,606,336 for the 7B at 16,384) is the yardstick. The copy's values do not change the
+// kernels' speed: a constant byte and a constant f16 scale (0x2c2c, 0.0645); layers rotate through 256 MiB.
+void BM_CudaAttentionDecodeQ8(benchmark::State& state) {
+  if (!device_or_skip(state)) return;
+  Context& c = bench_context();
+  const int positions = static_cast<int>(state.range(0)), n_head = 32, n_kv = state.range(2) == 0 ? 32 : 4, hd = state.range(2) == 0 ? 128 : 64;
+  const Q8Passes passes = state.range(1) == 0 ? Q8Passes::Split : Q8Passes::One;
+  const int kv_row = n_kv * hd, group = n_head / n_kv;
+  const std::size_t layer_bytes = static_cast<std::size_t>(positions) * kv_row * 2 * 34 / 32;
+  const int n_layer = static_cast<int>(std::max<std::size_t>(2, (kRotateBytes + layer_bytes - 1) / layer_bytes));
+  KvCopyQ8 copy(c, n_layer, positions, kv_row);
+  check(c.driver().memset_d8_async(copy.k.ptr(), 3, copy.k.bytes(), c.stream()), "cuMemsetD8Async");
+  check(c.driver().memset_d8_async(copy.v.ptr(), 5, copy.v.bytes(), c.stream()), "cuMemsetD8Async");
+  check(c.driver().memset_d8_async(copy.kd.ptr(), 0x2c, copy.kd.bytes(), c.stream()), "cuMemsetD8Async");
+  check(c.driver().memset_d8_async(copy.vd.ptr(), 0x2c, copy.vd.bytes(), c.stream()), "cuMemsetD8Async");
+  std::mt19937 rng(13);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> q(static_cast<std::size_t>(n_head) * hd);
+  for (float& v : q) v = dist(rng);
+  const int last = positions - 1;
+  DeviceBuffer dq(c, q.size() * 4), dpos(c, 4), out(c, q.size() * 4);
+  dq.upload(q.data(), q.size() * 4), dpos.upload(&last, 4);
+  AttentionScratch scratch(c, positions, n_head, hd);
+  const auto call = [&](int i) {
+    attention_decode_q8(c, dq.ptr(), copy, i % n_layer, out.ptr(), dpos.ptr(), scratch, n_head, hd, group, positions, passes);
+  };
+  call(0);  // untimed: compiles the module
+  c.synchronize();
+  for (auto _ : state) state.SetIterationTime(gpu_ms(c, call) / 1e3);
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(layer_bytes), benchmark::Counter::kIsIterationInvariantRate);
+  state.SetLabel(std::string(passes == Q8Passes::Split ? "split" : "one pass") + ", " + std::to_string(n_layer) + " layers rotated");
+}
+BENCHMARK(BM_CudaAttentionDecodeQ8)->ArgsProduct({{512, 4096, 16384, 32768}, {0, 1}, {0}})->Args({16384, 0, 1})->Args({16384, 1, 1})
+    ->Iterations(20)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // gemv() of Q8_0 (arg 0; 2: its rows split) and Q6_K (1; 3: its planes) matrices (Q4_K above): random bytes (the kernels' speed does not depend on the
 // values), rotated through 256 MiB of copies like the Q4_K benchmark.
