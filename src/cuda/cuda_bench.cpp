@@ -228,7 +228,7 @@ BENCHMARK(BM_CudaAttentionPrefill)->Args({512, 0, 0})->Args({512, 0, 1})->Args({
 // arg 2 the model's heads (0 a 7B's 32 heads of 128, 1 a 1.1B's 32 q heads on 4 KV heads of 64). GB/s
 // count the copy's bytes the layer reads (K and V, 34 bytes per 32 values); BM_CudaReadBandwidth of the
 // same bytes (142,606,336 for the 7B at 16,384) is the yardstick. The copy's values do not change the
-// kernels' speed: a constant byte and a constant f16 scale (0x2c2c, 0.0645); layers rotate through 256 MiB.
+// kernels' speed: a constant byte and a constant f16 scale (0x2c2c, 0.0652); layers rotate through 256 MiB.
 void BM_CudaAttentionDecodeQ8(benchmark::State& state) {
   if (!device_or_skip(state)) return;
   Context& c = bench_context();
