@@ -58,6 +58,12 @@ std::optional<DeviceInfo> probe(int index, std::string* why) {
   }
 }
 
+namespace {
+
+std::string in_parentheses(const std::string& s) { return s.empty() ? "" : strcat(" (", s, ")"); }
+
+}  // namespace
+
 CudaStatus status(int index) {
   std::string why;
   const auto dev = probe(index, &why);
@@ -73,7 +79,7 @@ CudaStatus status(int index) {
     case KernelPath::None:
       break;
   }
-  return {false, strcat(dev->describe(), ": ", path_why, " (", nvrtc_why, ")")};
+  return {false, strcat(dev->describe(), ": ", path_why, in_parentheses(nvrtc_why))};
 }
 
 Context::Context(const Driver& drv, int index, DeviceInfo info) : drv_(&drv), index_(index), info_(std::move(info)) {
@@ -88,6 +94,10 @@ std::shared_ptr<Context> Context::open(int index) {
   std::string why;
   const auto info = probe(index, &why);
   if (!info) throw BackendUnavailable(strcat("cuda:", index, ": unavailable: ", why));
+  std::string nvrtc_why;
+  const bool have_nvrtc = nvrtc(&nvrtc_why) != nullptr;
+  if (choose_kernel_path(info->cc_major, have_nvrtc, ptx_embedded(), &why) == KernelPath::None)
+    throw BackendUnavailable(strcat("cuda:", index, ": unavailable: ", info->describe(), ": ", why, in_parentheses(nvrtc_why)));
   try {
     return std::shared_ptr<Context>(new Context(*cuda::driver(), index, *info));
   } catch (const CudaError& e) {
@@ -138,7 +148,7 @@ api::CUfunction Context::function(const char* module, const char* name) {
         check(drv_->module_load_data(&mod, src.ptx), strcat("cuModuleLoadData(", module, " PTX, driver JIT)").c_str());
         break;
       case KernelPath::None:
-        throw CudaError(strcat("CUDA module ", module, ": ", why, " (", nvrtc_why, ")"), -1);
+        throw CudaError(strcat("CUDA module ", module, ": ", why, in_parentheses(nvrtc_why)), -1);
     }
     it = modules_.emplace(module, mod).first;
   }

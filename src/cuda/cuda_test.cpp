@@ -233,7 +233,7 @@ TEST(Cuda, EveryModuleCompilesWithNvrtc) {
   }
 }
 
-TEST(Cuda, KernelPathNeedsNvrtcFromComputeCapability12) {
+TEST(Cuda, KernelPathNeedsAmpereAndNvrtcFromComputeCapability12) {
   std::string why;
   EXPECT_EQ(choose_kernel_path(9, true, false, &why), KernelPath::Nvrtc);
   EXPECT_EQ(choose_kernel_path(12, true, true, &why), KernelPath::Nvrtc);
@@ -242,6 +242,13 @@ TEST(Cuda, KernelPathNeedsNvrtcFromComputeCapability12) {
   EXPECT_NE(why.find("NVRTC is required on compute capability 12"), std::string::npos) << why;
   EXPECT_EQ(choose_kernel_path(8, false, false, &why), KernelPath::None);
   EXPECT_NE(why.find("no PTX"), std::string::npos) << why;
+  for (bool nvrtc : {true, false}) {
+    why.clear();
+    EXPECT_EQ(choose_kernel_path(7, nvrtc, true, &why), KernelPath::None);
+    EXPECT_NE(why.find("compute capability 7.x is too old"), std::string::npos) << why;
+    EXPECT_NE(why.find("8.0 or newer"), std::string::npos) << why;
+  }
+  EXPECT_EQ(choose_kernel_path(8, false, true, &why), KernelPath::DriverJitPtx);
 }
 
 TEST(Cuda, EveryModuleCarriesPtxWhenBuiltWithNvcc) {

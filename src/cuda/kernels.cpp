@@ -17,6 +17,11 @@ bool ptx_embedded() {
 }
 
 KernelPath choose_kernel_path(int cc_major, bool have_nvrtc, bool have_ptx, std::string* why) {
+  // The kernels use cp.async, bf16 and the mma shapes of sm_80; the embedded PTX targets compute_80.
+  if (cc_major < kMinComputeCapabilityMajor) {
+    if (why) *why = strcat("compute capability ", cc_major, ".x is too old: trueno's CUDA kernels need ", kMinComputeCapabilityMajor, ".0 or newer (Ampere)");
+    return KernelPath::None;
+  }
   if (have_nvrtc) return KernelPath::Nvrtc;
   if (cc_major >= 12) {
     if (why) *why = strcat("NVRTC is required on compute capability ", cc_major, ".x: the driver's PTX JIT miscompiles there");

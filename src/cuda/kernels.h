@@ -17,7 +17,9 @@ struct KernelSource {
 
 // How modules become machine code on a device (Note [Kernel path], context.cpp).
 enum class KernelPath { Nvrtc, DriverJitPtx, None };
-// The path for a device of compute capability cc_major, or None with *why saying what is missing.
+inline constexpr int kMinComputeCapabilityMajor = 8;
+// The path for a device of compute capability cc_major, or None with *why saying what is missing
+// (a device older than kMinComputeCapabilityMajor has none).
 KernelPath choose_kernel_path(int cc_major, bool have_nvrtc, bool have_ptx, std::string* why);
 // Whether every module has embedded PTX (built with nvcc).
 bool ptx_embedded();
