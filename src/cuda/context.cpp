@@ -62,24 +62,32 @@ namespace {
 
 std::string in_parentheses(const std::string& s) { return s.empty() ? "" : strcat(" (", s, ")"); }
 
+// Device dev's kernel path (Note [Kernel path]), with *n the NVRTC it uses (nullptr where there is none) and
+// *why NVRTC's absence, or, where there is no path, the device and everything missing.
+KernelPath device_kernel_path(const DeviceInfo& dev, const Nvrtc** n, std::string* why) {
+  std::string nvrtc_why, path_why;
+  *n = nvrtc(&nvrtc_why);
+  const KernelPath path = choose_kernel_path(dev.cc_major, *n != nullptr, ptx_embedded(), &path_why);
+  *why = path == KernelPath::None ? strcat(dev.describe(), ": ", path_why, in_parentheses(nvrtc_why)) : nvrtc_why;
+  return path;
+}
+
 }  // namespace
 
 CudaStatus status(int index) {
   std::string why;
   const auto dev = probe(index, &why);
   if (!dev) return {false, why};
-  std::string nvrtc_why;
-  const Nvrtc* n = nvrtc(&nvrtc_why);
-  std::string path_why;
-  switch (choose_kernel_path(dev->cc_major, n != nullptr, ptx_embedded(), &path_why)) {
+  const Nvrtc* n = nullptr;
+  switch (device_kernel_path(*dev, &n, &why)) {
     case KernelPath::Nvrtc:
       return {true, strcat(dev->describe(), ", kernels: NVRTC ", n->major, '.', n->minor)};
     case KernelPath::DriverJitPtx:
-      return {true, strcat(dev->describe(), ", kernels: embedded PTX through the driver JIT (", nvrtc_why, ")")};
+      return {true, strcat(dev->describe(), ", kernels: embedded PTX through the driver JIT (", why, ")")};
     case KernelPath::None:
       break;
   }
-  return {false, strcat(dev->describe(), ": ", path_why, in_parentheses(nvrtc_why))};
+  return {false, why};
 }
 
 Context::Context(const Driver& drv, int index, DeviceInfo info) : drv_(&drv), index_(index), info_(std::move(info)) {
@@ -94,10 +102,8 @@ std::shared_ptr<Context> Context::open(int index) {
   std::string why;
   const auto info = probe(index, &why);
   if (!info) throw BackendUnavailable(strcat("cuda:", index, ": unavailable: ", why));
-  std::string nvrtc_why;
-  const bool have_nvrtc = nvrtc(&nvrtc_why) != nullptr;
-  if (choose_kernel_path(info->cc_major, have_nvrtc, ptx_embedded(), &why) == KernelPath::None)
-    throw BackendUnavailable(strcat("cuda:", index, ": unavailable: ", info->describe(), ": ", why, in_parentheses(nvrtc_why)));
+  const Nvrtc* n = nullptr;
+  if (device_kernel_path(*info, &n, &why) == KernelPath::None) throw BackendUnavailable(strcat("cuda:", index, ": unavailable: ", why));
   try {
     return std::shared_ptr<Context>(new Context(*cuda::driver(), index, *info));
   } catch (const CudaError& e) {
